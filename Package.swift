@@ -1,0 +1,28 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Searchlight",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SearchlightHistory", targets: ["SearchlightHistory"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "SearchlightHistory",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "SearchlightHistoryTests",
+            dependencies: ["SearchlightHistory"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,99 @@
+import GRDB
+
+/// Checks a model against the database and installs, updates or removes capture triggers.
+///
+/// Runs inside the caller's write transaction: on any error the transaction rolls back and
+/// nothing is half-installed.
+package struct CaptureInstaller {
+    package let model: SearchlightModel
+
+    package init(model: SearchlightModel) { self.model = model }
+
+    /// What the database says about an entity's table, once checked.
+    package struct ResolvedEntity: Sendable {
+        package var entity: Entity
+        package var id: Int64
+        /// Column names as the table spells them.
+        package var columns: [String]
+        package var trackedColumns: [String]
+    }
+
+    /// Validates the model against the schema, applies migrations, registers entities and
+    /// (re)installs their triggers. Triggers of entities no longer in the model are dropped.
+    @discardableResult
+    package func install(_ db: Database) throws -> [ResolvedEntity] {
+        let checked = try model.entities.map { try check($0, db) }
+        try HistorySchema.migrate(db)
+
+        var resolved: [ResolvedEntity] = []
+        var wanted: [String: String] = [:]
+        for (entity, columns, tracked) in checked {
+            let id = try entityID(for: entity, db)
+            let rendered = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: tracked)
+            for (name, sql) in rendered.statements { wanted[name] = sql }
+            resolved.append(ResolvedEntity(entity: entity, id: id, columns: columns, trackedColumns: tracked))
+        }
+        let existing = try Row.fetchAll(db, sql: """
+            SELECT "name", "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
+            """)
+        var current: [String: String] = [:]
+        for row in existing { current[row["name"]] = row["sql"] }
+        for (name, sql) in current where wanted[name] != sql {
+            try db.execute(sql: "DROP TRIGGER \(SQLQuoting.identifier(name))")
+        }
+        for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name] != sql {
+            try db.execute(sql: sql)
+        }
+        try Meta.set(db, "model", String(decoding: model.jsonData(), as: UTF8.self))
+        return resolved
+    }
+
+    /// The entity's stable id, registering it on first use.
+    private func entityID(for entity: Entity, _ db: Database) throws -> Int64 {
+        if let id = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "searchlight_entity" WHERE "name" = ?"#, arguments: [entity.name]) {
+            try db.execute(sql: #"UPDATE "searchlight_entity" SET "table_name" = ? WHERE "id" = ?"#, arguments: [entity.table, id])
+            return id
+        }
+        try db.execute(sql: #"INSERT INTO "searchlight_entity"("name", "table_name") VALUES (?, ?)"#, arguments: [entity.name, entity.table])
+        return db.lastInsertedRowID
+    }
+
+    /// Checks one entity against the schema and returns the resolved column lists.
+    private func check(_ entity: Entity, _ db: Database) throws -> (Entity, [String], [String]) {
+        func fail(_ message: String) -> HistoryError {
+            HistoryError(.schemaMismatch, "entity \"\(entity.name)\": \(message)")
+        }
+        let kind = try Row.fetchOne(db, sql: """
+            SELECT "type", "sql" FROM "sqlite_master" WHERE "name" = ? COLLATE NOCASE AND "type" IN ('table', 'view')
+            """, arguments: [entity.table])
+        guard let kind else { throw fail("no table named \"\(entity.table)\" in the database") }
+        if (kind["type"] as String) == "view" { throw fail("\"\(entity.table)\" is a view; only tables can be tracked") }
+        if ((kind["sql"] as String?) ?? "").uppercased().hasPrefix("CREATE VIRTUAL") {
+            throw fail("\"\(entity.table)\" is a virtual table; only ordinary tables can be tracked")
+        }
+        // The table name is bound as a value: nothing to quote, nothing to get wrong.
+        let tableInfo = try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", arguments: [entity.table])
+        let columns: [String] = tableInfo.map { $0["name"] }
+        let keyColumns: [String] = tableInfo.filter { ($0["pk"] as Int) > 0 }.map { $0["name"] }
+        func resolve(_ name: String, _ role: String) throws -> String {
+            guard let column = columns.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else {
+                throw fail("\(role) \"\(name)\" is not a column of table \"\(entity.table)\" (columns: \(columns.joined(separator: ", ")))")
+            }
+            return column
+        }
+        if keyColumns.count > 1 {
+            throw fail("table \"\(entity.table)\" has a composite primary key (\(keyColumns.joined(separator: ", "))); only single-column keys are supported")
+        }
+        if keyColumns.isEmpty {
+            throw fail("table \"\(entity.table)\" has no declared primary key; declare an INTEGER PRIMARY KEY or TEXT PRIMARY KEY column (a bare rowid can change on VACUUM)")
+        }
+        let key = try resolve(entity.primaryKey, "primaryKey")
+        guard keyColumns[0].caseInsensitiveCompare(key) == .orderedSame else {
+            throw fail("primaryKey \"\(entity.primaryKey)\" is not the primary key of table \"\(entity.table)\" (which is \"\(keyColumns[0])\")")
+        }
+        for field in entity.fields { _ = try resolve(field.column, "field") }
+        for column in entity.preserveOnDelete { _ = try resolve(column, "preserveOnDelete column") }
+        let tracked = try entity.trackedColumns.map { try $0.map { try resolve($0, "tracked column") } } ?? columns
+        return (entity, columns, tracked)
+    }
+}

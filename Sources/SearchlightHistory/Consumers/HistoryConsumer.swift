@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+
+/// How far a consumer has processed history.
+public struct HistoryCheckpoint: Hashable, Sendable {
+    /// The last processed token.
+    public var token: HistoryToken
+    /// The timestamp of that transaction, if it still exists.
+    public var transactionTimestamp: Date?
+    /// When the checkpoint was saved.
+    public var savedAt: Date
+}
+
+/// An author that reads history, and its checkpoint.
+public struct HistoryConsumer: Hashable, Sendable {
+    public var author: String
+    /// Whether cleanup waits for this consumer before deleting history.
+    public var isRequired: Bool
+    public var registeredAt: Date
+    /// `nil` until the consumer saves its first checkpoint.
+    public var checkpoint: HistoryCheckpoint?
+}
+
+/// Consumer registration and checkpoints, on a `Database` of the caller's choice.
+package enum ConsumerLog {
+    package static func all(_ db: Database) throws -> [HistoryConsumer] {
+        try Row.fetchAll(db, sql: """
+            SELECT "author", "required", "registered_at", "token", "transaction_timestamp", "checkpointed_at"
+            FROM "searchlight_consumer" ORDER BY "author"
+            """).map { row in
+            var checkpoint: HistoryCheckpoint?
+            if let token: HistoryToken = row["token"] {
+                checkpoint = HistoryCheckpoint(
+                    token: token,
+                    transactionTimestamp: (row["transaction_timestamp"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                    savedAt: Date(timeIntervalSince1970: row["checkpointed_at"] ?? 0))
+            }
+            return HistoryConsumer(
+                author: row["author"], isRequired: row["required"],
+                registeredAt: Date(timeIntervalSince1970: row["registered_at"]), checkpoint: checkpoint)
+        }
+    }
+
+    package static func validate(author: String) throws {
+        if author.isEmpty { throw HistoryError(.invalidArgument, "an author name must not be empty") }
+    }
+
+    package static func register(_ author: String, required: Bool, now: Date, _ db: Database) throws {
+        try validate(author: author)
+        try db.execute(sql: """
+            INSERT INTO "searchlight_consumer"("author", "required", "registered_at") VALUES (?, ?, ?)
+            ON CONFLICT("author") DO UPDATE SET "required" = excluded."required"
+            """, arguments: [author, required, now.timeIntervalSince1970])
+    }
+
+    package static func save(_ token: HistoryToken, for author: String, now: Date, _ db: Database) throws {
+        try validate(author: author)
+        if token.rawValue < 0 { throw HistoryError(.invalidToken, "invalid token \(token): tokens are not negative") }
+        let head = try HistoryLog.headToken(db)
+        if token > head {
+            throw HistoryError(.invalidToken, "cannot checkpoint token \(token): it is ahead of the newest token \(head)")
+        }
+        let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_transaction" WHERE "token" = ?"#, arguments: [token])
+        try db.cachedStatement(sql: """
+            INSERT INTO "searchlight_consumer"("author", "required", "registered_at", "token", "transaction_timestamp", "checkpointed_at")
+            VALUES (?1, 0, ?4, ?2, ?3, ?4)
+            ON CONFLICT("author") DO UPDATE SET "token" = ?2, "transaction_timestamp" = ?3, "checkpointed_at" = ?4
+            """).execute(arguments: [author, token, timestamp, now.timeIntervalSince1970])
+    }
+}
+
+extension HistoryStore {
+    /// Registers `author` as a consumer. Cleanup never deletes history that a required
+    /// consumer has not checkpointed (unless it is older than the maximum duration).
+    public func registerConsumer(_ author: String, required: Bool = true) throws(HistoryError) {
+        try HistoryError.catching("cannot register consumer \"\(author)\"") {
+            try dbPool.write { try ConsumerLog.register(author, required: required, now: configuration.clock(), $0) }
+        }
+    }
+
+    /// Forgets a consumer and its checkpoint. Throws `invalidArgument` for an unknown author.
+    public func unregisterConsumer(_ author: String) throws(HistoryError) {
+        let deleted = try HistoryError.catching("cannot unregister consumer \"\(author)\"") {
+            try dbPool.write { db in
+                try db.execute(sql: #"DELETE FROM "searchlight_consumer" WHERE "author" = ?"#, arguments: [author])
+                return db.changesCount
+            }
+        }
+        if deleted == 0 { throw HistoryError(.invalidArgument, "unknown consumer \"\(author)\"") }
+    }
+
+    /// Every registered consumer, and every author that saved a checkpoint.
+    public func consumers() throws(HistoryError) -> [HistoryConsumer] {
+        try HistoryError.catching("cannot read consumers") { try dbPool.read(ConsumerLog.all) }
+    }
+
+    /// The checkpoint of `author`, or `nil` if it never saved one.
+    public func checkpoint(for author: String) throws(HistoryError) -> HistoryCheckpoint? {
+        try consumers().first { $0.author == author }?.checkpoint
+    }
+
+    /// Saves how far `author` has processed history.
+    public func saveCheckpoint(_ token: HistoryToken, for author: String) throws(HistoryError) {
+        try HistoryError.catching("cannot save the checkpoint of \"\(author)\"") {
+            try dbPool.write { try saveCheckpoint(token, for: author, in: $0) }
+        }
+    }
+
+    /// Saves a checkpoint inside the caller's transaction, so that a consumer commits its
+    /// results and its checkpoint together (exactly once, crash-safe).
+    ///
+    /// ```swift
+    /// try store.dbPool.write { db in
+    ///     try applyToMyIndex(transactions, db)
+    ///     try store.saveCheckpoint(transactions.last!.token, for: "my-consumer", in: db)
+    /// }
+    /// ```
+    public func saveCheckpoint(_ token: HistoryToken, for author: String, in db: Database) throws {
+        try ConsumerLog.save(token, for: author, now: configuration.clock(), db)
+    }
+}

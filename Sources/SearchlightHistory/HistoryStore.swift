@@ -1,0 +1,195 @@
+import Foundation
+import GRDB
+import Logging
+
+/// An SQLite database whose tracked tables record every committed change as history.
+///
+/// Opening a store with a model installs (idempotently, in one transaction) the history tables
+/// and the capture triggers of every entity. From then on every change to a tracked table is
+/// recorded, whoever makes it: writes through ``write(author:context:_:)`` carry an author and a
+/// context name; raw SQL, other processes and the `sqlite3` shell are recorded with no author.
+///
+/// ```swift
+/// let model = try SearchlightModel(contentsOf: URL(fileURLWithPath: "notes.model.json"))
+/// let store = try HistoryStore(path: "notes.sqlite", model: model)
+///
+/// try store.write(author: "app", context: "editor") { db in
+///     try db.execute(sql: "INSERT INTO notes(title, body) VALUES (?, ?)", arguments: ["Hello", "World"])
+/// }
+/// for transaction in try store.fetchTransactions(.after(HistoryToken.zero)) {
+///     print(transaction.token, transaction.author ?? "-", transaction.changes.map(\.type))
+/// }
+/// ```
+public final class HistoryStore: Sendable {
+    /// How a store talks to its database.
+    public struct Configuration: Sendable {
+        /// Where transaction timestamps and checkpoint dates come from (tests inject their own).
+        public var clock: @Sendable () -> Date = { Date() }
+        /// Where the store logs. It never prints.
+        public var logger = Logger(label: "searchlight.history")
+        /// How long a write waits for another process's write lock before failing.
+        public var busyTimeout: TimeInterval = 10
+        /// Whether `HistoryStore(path:)` may create a missing database file.
+        public var createIfMissing = false
+
+        public init() {}
+    }
+
+    /// The database connections. Use it for reads, and for writes that need no author.
+    public let dbPool: DatabasePool
+    /// The model installed in the database.
+    public let model: SearchlightModel
+    let configuration: Configuration
+    let notifier: HistoryNotifier
+    private let processID = Int32(ProcessInfo.processInfo.processIdentifier)
+
+    /// Opens the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - model: the model to install or update. `nil` uses the model stored by an earlier
+    ///     setup, and fails with `notInstalled` if there is none.
+    /// - Throws: ``HistoryError`` (`databaseNotFound`, `notADatabase`, `readOnly`,
+    ///   `schemaMismatch`, `notInstalled`…). On error nothing is changed.
+    public convenience init(path: String, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(HistoryError) {
+        if !configuration.createIfMissing && !FileManager.default.fileExists(atPath: path) {
+            throw HistoryError(.databaseNotFound, "no database at \(path)")
+        }
+        let dbPool = try HistoryError.catching("cannot open database at \(path)") {
+            try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
+        }
+        try self.init(dbPool: dbPool, model: model, configuration: configuration)
+    }
+
+    /// Uses an existing pool (configure its busy mode; see ``databaseConfiguration(_:)``).
+    public init(dbPool: DatabasePool, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(HistoryError) {
+        self.dbPool = dbPool
+        self.configuration = configuration
+        if let model {
+            _ = try HistoryError.catching("cannot set up history in \(dbPool.path)") {
+                try dbPool.write { db in try CaptureInstaller(model: model).install(db) }
+            }
+            self.model = model
+        } else {
+            let json = try HistoryError.catching("cannot read the Searchlight setup of \(dbPool.path)") {
+                try dbPool.read { db -> String? in
+                    guard try db.tableExists("searchlight_meta") else { return nil }
+                    return try Meta.get(db, "model")
+                }
+            }
+            guard let json else {
+                throw HistoryError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first")
+            }
+            self.model = try SearchlightModel(jsonData: Data(json.utf8))
+        }
+        notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger)
+        dbPool.add(transactionObserver: CommitObserver(notifier: notifier), extent: .databaseLifetime)
+    }
+
+    /// The GRDB configuration Searchlight uses: WAL (a `DatabasePool`), a busy timeout so that
+    /// concurrent writers in other processes wait instead of failing.
+    public static func databaseConfiguration(_ configuration: Configuration = .init()) -> GRDB.Configuration {
+        var config = GRDB.Configuration()
+        config.busyMode = .timeout(configuration.busyTimeout)
+        config.label = "searchlight"
+        return config
+    }
+
+    /// Runs `updates` in one write transaction recorded with this author and context name.
+    ///
+    /// The transaction gets its token before `updates` runs; every change to a tracked table
+    /// inside it (including those made by your own triggers) belongs to that token. If
+    /// `updates` throws, the transaction rolls back and leaves no history. A transaction that
+    /// changes no tracked row leaves no history either.
+    ///
+    /// SQL it runs around your updates:
+    /// ```sql
+    /// INSERT INTO searchlight_transaction(timestamp, author, context, process_id) VALUES (?, ?, ?, ?);
+    /// INSERT INTO searchlight_active_transaction(id, token) VALUES (1, ?);
+    /// -- your updates; the capture triggers record into the active transaction
+    /// DELETE FROM searchlight_active_transaction;
+    /// ```
+    public func write<T>(author: String?, context: String? = nil, _ updates: (Database) throws -> T) throws -> T {
+        try dbPool.write { db in try recording(db, author: author, context: context) { try updates(db) } }
+    }
+
+    /// The async variant of ``write(author:context:_:)``.
+    public func write<T: Sendable>(author: String?, context: String? = nil, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await dbPool.write { [self] db in try recording(db, author: author, context: context) { try updates(db) } }
+    }
+
+    private func recording<T>(_ db: Database, author: String?, context: String?, _ updates: () throws -> T) throws -> T {
+        try db.cachedStatement(sql: """
+            INSERT INTO "searchlight_transaction"("timestamp", "author", "context", "process_id") VALUES (?, ?, ?, ?)
+            """).execute(arguments: [configuration.clock().timeIntervalSince1970, author, context, processID])
+        let token = db.lastInsertedRowID
+        try db.cachedStatement(sql: #"INSERT INTO "searchlight_active_transaction"("id", "token") VALUES (1, ?)"#)
+            .execute(arguments: [token])
+        let result = try updates()
+        try db.cachedStatement(sql: #"DELETE FROM "searchlight_active_transaction""#).execute()
+        try db.cachedStatement(sql: """
+            DELETE FROM "searchlight_transaction" WHERE "token" = ?1
+            AND NOT EXISTS (SELECT 1 FROM "searchlight_change" WHERE "token" = ?1)
+            """).execute(arguments: [token])
+        return result
+    }
+
+    // MARK: - Reading history
+
+    /// The newest committed token.
+    public func currentToken() throws(HistoryError) -> HistoryToken {
+        try HistoryError.catching("cannot read the current token") { try dbPool.read(HistoryLog.headToken) }
+    }
+
+    /// Transactions matching `request`, with their matching changes, in token order.
+    ///
+    /// - Throws: `historyExpired` if cleanup deleted history after the request's start;
+    ///   `invalidToken` for a token ahead of the head; `invalidArgument` for a bad limit or
+    ///   an unknown entity.
+    public func fetchTransactions(_ request: HistoryRequest) throws(HistoryError) -> [HistoryTransaction] {
+        try HistoryError.catching("cannot fetch history") { try dbPool.read { try HistoryLog.fetchTransactions(request, $0) } }
+    }
+
+    /// The changes of the transactions matching `request`, in order.
+    public func fetchChanges(_ request: HistoryRequest) throws(HistoryError) -> [HistoryChange] {
+        try fetchTransactions(request).flatMap(\.changes)
+    }
+
+    /// How many transactions and changes `request` selects.
+    public func fetchCount(_ request: HistoryRequest) throws(HistoryError) -> HistoryCount {
+        try HistoryError.catching("cannot count history") { try dbPool.read { try HistoryLog.count(request, $0) } }
+    }
+
+    /// Every change to one object after `start`: the history of an object id.
+    public func fetchChanges(entity: String, objectID: ObjectID, after start: HistoryRequest.Start = .oldest) throws(HistoryError) -> [HistoryChange] {
+        try HistoryError.catching("cannot fetch history") {
+            try dbPool.read { try HistoryLog.changes(entity: entity, objectID: objectID, after: start, $0) }
+        }
+    }
+
+    /// Deletes all history up to and including `token`, regardless of consumers (the raw
+    /// operation; ``HistoryCleaner`` decides what is safe to delete). Readers that later ask
+    /// for history after an older token get `historyExpired`.
+    @discardableResult
+    public func deleteHistory(through token: HistoryToken) throws(HistoryError) -> HistoryCount {
+        try HistoryError.catching("cannot delete history") {
+            try HistoryPurge(dbPool: dbPool).delete(through: token, authors: nil)
+        }
+    }
+
+    // MARK: - Notifications
+
+    /// The head token, each time writes commit history (in this process or another one).
+    ///
+    /// Bursts coalesce: a slow subscriber receives the newest token, not every one. While at
+    /// least one subscription is alive, a watcher notices commits made by other processes
+    /// (inotify on the database directory, with a slow poll as a fallback).
+    ///
+    /// ```swift
+    /// for await token in store.historyUpdates() {
+    ///     let transactions = try store.fetchTransactions(.after(lastSeen))
+    /// }
+    /// ```
+    public func historyUpdates() -> AsyncStream<HistoryToken> {
+        notifier.subscribe()
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Synchronization
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Notices commits made by other processes, without spinning while idle.
+///
+/// On Linux it sleeps in `poll(2)` on an inotify descriptor that watches the database's
+/// directory for writes to the database and its `-wal` file. Each wake-up reads the head token
+/// and publishes it if it moved. A slow poll (every 250 ms) backs inotify up, for file systems
+/// that do not report events; without inotify at all it polls every 20 ms.
+final class ExternalChangeWatcher: Sendable {
+    private let stopped = AtomicFlag()
+
+    init(dbPool: DatabasePool, logger: Logger, publish: @escaping @Sendable (HistoryToken) -> Void) {
+        let path = dbPool.path
+        let stopped = self.stopped
+        let thread = Thread {
+            Self.run(path: path, dbPool: dbPool, logger: logger, stopped: stopped, publish: publish)
+        }
+        thread.name = "searchlight.watcher"
+        thread.start()
+    }
+
+    func stop() { stopped.set() }
+
+    private static func run(path: String, dbPool: DatabasePool, logger: Logger, stopped: AtomicFlag,
+                            publish: @Sendable (HistoryToken) -> Void) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let names: Set<String> = [url.lastPathComponent, url.lastPathComponent + "-wal"]
+        var descriptor: Int32 = -1
+        #if os(Linux)
+        // IN_NONBLOCK | IN_CLOEXEC
+        descriptor = inotify_init1(0o4000 | 0o2000000)
+        // IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO
+        if descriptor >= 0, inotify_add_watch(descriptor, directory, 0x2 | 0x8 | 0x100 | 0x80) < 0 {
+            close(descriptor)
+            descriptor = -1
+        }
+        #endif
+        if descriptor < 0 { logger.debug("no inotify for \(directory): polling for changes from other processes") }
+        defer { if descriptor >= 0 { close(descriptor) } }
+
+        var last = HistoryToken.zero
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while !stopped.isSet {
+            var relevant = true
+            if descriptor >= 0 {
+                var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&pfd, 1, 250)
+                if ready > 0 {
+                    relevant = drain(descriptor, &buffer, names: names)
+                } // on timeout: the slow fallback poll
+            } else {
+                usleep(20_000)
+            }
+            guard relevant, !stopped.isSet else { continue }
+            if let head = try? dbPool.read(HistoryLog.headToken), head > last {
+                last = head
+                publish(head)
+            }
+        }
+    }
+
+    /// Reads all pending events; true if one concerns the database or its WAL.
+    private static func drain(_ descriptor: Int32, _ buffer: inout [UInt8], names: Set<String>) -> Bool {
+        var relevant = false
+        #if os(Linux)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            var offset = 0
+            while offset + 16 <= count {
+                // struct inotify_event { int wd; uint32_t mask, cookie, len; char name[]; }
+                let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
+                if length > 0 {
+                    let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
+                    if names.contains(String(decoding: nameBytes, as: UTF8.self)) { relevant = true }
+                }
+                offset += 16 + length
+            }
+        }
+        #endif
+        return relevant
+    }
+}
+
+/// A flag set once, read from any thread.
+final class AtomicFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}

@@ -1,0 +1,101 @@
+import GRDB
+import Logging
+import Synchronization
+
+/// Fans new head tokens out to subscribers, and runs the cross-process watcher while anyone
+/// listens. Tokens only move forward; a subscriber's buffer keeps the newest one (bursts coalesce).
+final class HistoryNotifier: Sendable {
+    private struct State {
+        var continuations: [Int: AsyncStream<HistoryToken>.Continuation] = [:]
+        var nextID = 0
+        var lastToken = HistoryToken.zero
+        var watcher: ExternalChangeWatcher?
+    }
+
+    private let state = Mutex(State())
+    private let dbPool: DatabasePool
+    private let logger: Logger
+
+    init(dbPool: DatabasePool, logger: Logger) {
+        self.dbPool = dbPool
+        self.logger = logger
+    }
+
+    /// Delivers `token` to every subscriber if it is newer than the last one delivered.
+    func publish(_ token: HistoryToken) {
+        state.withLock { state in
+            guard token > state.lastToken else { return }
+            state.lastToken = token
+            for continuation in state.continuations.values { continuation.yield(token) }
+        }
+    }
+
+    func subscribe() -> AsyncStream<HistoryToken> {
+        let (stream, continuation) = AsyncStream<HistoryToken>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id: Int = state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.continuations[id] = continuation
+            if state.watcher == nil {
+                state.watcher = ExternalChangeWatcher(dbPool: dbPool, logger: logger) { [weak self] token in
+                    self?.publish(token)
+                }
+            }
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) {
+        let watcher: ExternalChangeWatcher? = state.withLock { state in
+            state.continuations[id] = nil
+            guard state.continuations.isEmpty else { return nil }
+            defer { state.watcher = nil }
+            return state.watcher
+        }
+        watcher?.stop()
+    }
+
+    deinit {
+        state.withLock { state in
+            for continuation in state.continuations.values { continuation.finish() }
+            state.watcher?.stop()
+        }
+    }
+}
+
+/// Learns, on the writer's queue, the token of each commit that recorded history in this
+/// process (API writes and raw SQL alike: the capture triggers' inserts are observed).
+final class CommitObserver: TransactionObserver, @unchecked Sendable {
+    // Only touched on the pool's writer queue, as GRDB guarantees for observers.
+    private var newestToken: Int64 = 0
+    private var recordedChange = false
+    private let notifier: HistoryNotifier
+
+    init(notifier: HistoryNotifier) { self.notifier = notifier }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+        if case let .insert(tableName) = eventKind {
+            return tableName == "searchlight_transaction" || tableName == "searchlight_change"
+        }
+        return false
+    }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+        if event.tableName == "searchlight_transaction" {
+            newestToken = max(newestToken, event.rowID)
+        } else {
+            recordedChange = true
+        }
+    }
+
+    func databaseDidCommit(_ db: Database) {
+        if recordedChange { notifier.publish(HistoryToken(newestToken)) }
+        recordedChange = false
+    }
+
+    func databaseDidRollback(_ db: Database) {
+        recordedChange = false
+    }
+}

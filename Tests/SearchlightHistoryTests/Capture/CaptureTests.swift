@@ -1,0 +1,262 @@
+import Foundation
+import GRDB
+import Testing
+@testable import SearchlightHistory
+
+@Suite struct CaptureTests {
+    @Test func writeThroughAPIRecordsAuthorContextAndProcess() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.write(author: "app", context: "editor") { db in
+            try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (1, 'Hello', 'World'), (2, 'Two', 'x')")
+        }
+        let transactions = try store.fetchTransactions(.all)
+        #expect(transactions.count == 1)
+        let transaction = try #require(transactions.first)
+        #expect(transaction.author == "app")
+        #expect(transaction.contextName == "editor")
+        #expect(transaction.processID == ProcessInfo.processInfo.processIdentifier)
+        #expect(transaction.changes.map(\.objectID) == [.integer(1), .integer(2)])
+        #expect(transaction.changes.allSatisfy { $0.type == .insert && $0.entity == "Note" })
+    }
+
+    @Test func sqlite3ShellChangeIsCapturedWithNoAuthor() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO notes(id, title) VALUES (7, 'from the shell');")
+        let transactions = try store.fetchTransactions(.all)
+        #expect(transactions.count == 1)
+        #expect(transactions.first?.author == nil)
+        #expect(transactions.first?.processID == nil)
+        #expect(transactions.first?.changes.first?.objectID == .integer(7))
+    }
+
+    @Test func rawWriteThroughThePoolHasNoAuthorAndIsNotAttributedToAnother() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'a')") }
+        try store.dbPool.write { try $0.execute(sql: "UPDATE notes SET title = 'b' WHERE id = 1") }
+        let transactions = try store.fetchTransactions(.all)
+        #expect(transactions.map(\.author) == ["app", nil])
+        #expect(transactions[0].token < transactions[1].token)
+    }
+
+    @Test func multiRowStatementsByAForeignWriterAreAllRecorded() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+            INSERT INTO notes(id, title) SELECT i, 'note ' || i FROM n;
+            UPDATE notes SET body = 'bulk' WHERE id <= 20;
+            DELETE FROM notes WHERE id > 40;
+            """)
+        let changes = try store.allChanges()
+        #expect(changes.filter { $0.type == .insert }.count == 50)
+        #expect(changes.filter { $0.type == .update }.count == 20)
+        #expect(changes.filter { $0.type == .delete }.map(\.objectID) == (41...50).map { .integer(Int64($0)) })
+    }
+
+    @Test func rolledBackTransactionLeavesNoHistory() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try store.write(author: "app") { db in
+                try db.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'a')")
+                throw Abort()
+            }
+        }
+        try db.shell("BEGIN; INSERT INTO notes(id, title) VALUES (2, 'b'); ROLLBACK;")
+        #expect(try store.fetchTransactions(.all).isEmpty)
+        #expect(try store.currentToken() == .zero)
+    }
+
+    @Test func rolledBackSavepointLeavesNoHistory() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.write(author: "app") { db in
+            try db.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'kept')")
+            try db.execute(sql: "SAVEPOINT s")
+            try db.execute(sql: "INSERT INTO notes(id, title) VALUES (2, 'dropped')")
+            try db.execute(sql: "ROLLBACK TO s")
+            try db.execute(sql: "RELEASE s")
+        }
+        try db.shell("BEGIN; SAVEPOINT x; INSERT INTO notes(id, title) VALUES (3, 'gone'); ROLLBACK TO x; RELEASE x; COMMIT;")
+        let changes = try store.allChanges()
+        #expect(changes.map(\.objectID) == [.integer(1)])
+    }
+
+    @Test func writeThatChangesNothingTrackedLeavesNoTransaction() throws {
+        let db = try TestDatabase(schema: TestDatabase.notesSchema + "CREATE TABLE other(x);")
+        let store = try db.openStore()
+        try store.write(author: "app") { try $0.execute(sql: "INSERT INTO other VALUES (1)") }
+        #expect(try store.fetchTransactions(.all).isEmpty)
+    }
+
+    @Test func nullTransitionsAreUpdatesAndSameValueUpdatesAreNot() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO notes(id, title, body) VALUES (1, 'a', NULL);")
+        let start = try store.currentToken()
+        try db.shell("UPDATE notes SET body = 'now set' WHERE id = 1;")   // NULL → value
+        try db.shell("UPDATE notes SET title = NULL WHERE id = 1;")       // value → NULL
+        try db.shell("UPDATE notes SET title = NULL, body = 'now set' WHERE id = 1;") // no change
+        try db.shell("UPDATE notes SET tags = tags WHERE id = 1;")        // NULL → NULL
+        let changes = try store.fetchChanges(.after(start))
+        #expect(changes.map(\.type) == [.update, .update])
+        #expect(changes.map(\.updatedColumns) == [["body"], ["title"]])
+    }
+
+    @Test func updateRecordsExactlyTheColumnsThatChanged() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO notes(id, title, body, tags) VALUES (1, 'a', 'b', 'c');")
+        let start = try store.currentToken()
+        try db.shell("UPDATE notes SET title = 'A', body = 'b', tags = 'C' WHERE id = 1;")
+        #expect(try store.fetchChanges(.after(start)).first?.updatedColumns == ["title", "tags"])
+    }
+
+    @Test func primaryKeyChangeIsADeleteAndAnInsert() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'moving');")
+        let start = try store.currentToken()
+        try db.shell("UPDATE notes SET id = 2 WHERE id = 1;")
+        let changes = try store.fetchChanges(.after(start))
+        #expect(changes.map(\.type) == [.delete, .insert])
+        #expect(changes.map(\.objectID) == [.integer(1), .integer(2)])
+        #expect(changes.first?.tombstone == ["title": "moving".databaseValue])
+    }
+
+    @Test func insertOrReplaceOfAnExistingRowIsADeleteAndAnInsert() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'old');")
+        let start = try store.currentToken()
+        try db.shell("INSERT OR REPLACE INTO notes(id, title) VALUES (1, 'new');")
+        try db.shell("REPLACE INTO notes(id, title) VALUES (2, 'fresh');")
+        let changes = try store.fetchChanges(.after(start))
+        #expect(changes.map(\.type) == [.delete, .insert, .insert])
+        #expect(changes.map(\.objectID) == [.integer(1), .integer(1), .integer(2)])
+        #expect(changes.first?.tombstone == ["title": "old".databaseValue])
+    }
+
+    @Test func upsertRecordsAnUpdateOrAnInsert() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'old');")
+        let start = try store.currentToken()
+        try db.shell("""
+            INSERT INTO notes(id, title) VALUES (1, 'new') ON CONFLICT(id) DO UPDATE SET title = excluded.title;
+            INSERT INTO notes(id, title) VALUES (2, 'two') ON CONFLICT(id) DO UPDATE SET title = excluded.title;
+            INSERT INTO notes(id, title) VALUES (1, 'ignored') ON CONFLICT(id) DO NOTHING;
+            INSERT OR IGNORE INTO notes(id, title) VALUES (1, 'ignored too');
+            """)
+        let changes = try store.fetchChanges(.after(start))
+        #expect(changes.map(\.type) == [.update, .insert])
+        #expect(changes.map(\.objectID) == [.integer(1), .integer(2)])
+        // An ignored insert must not leave a stale "replaced" row that a later insert picks up.
+        let afterIgnore = try store.currentToken()
+        try db.shell("DELETE FROM notes WHERE id = 1; INSERT INTO notes(id, title) VALUES (1, 'again');")
+        #expect(try store.fetchChanges(.after(afterIgnore)).map(\.type) == [.delete, .insert])
+    }
+
+    @Test func deleteKeepsTheTombstoneValues() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO people(uuid, name, email) VALUES ('6F1C', 'Ada', NULL);")
+        try db.shell("DELETE FROM people;")
+        let delete = try #require(try store.allChanges().last)
+        #expect(delete.type == .delete)
+        #expect(delete.objectID == .text("6F1C"))
+        #expect(delete.tombstone == ["name": "Ada".databaseValue, "email": .null])
+    }
+
+    @Test func trackedColumnsNarrowWhichUpdatesAreRecorded() throws {
+        let db = try TestDatabase()
+        let model = try SearchlightModel(entities: [
+            Entity(name: "Note", table: "notes", primaryKey: "id", fields: [Field(column: "title")], trackedColumns: ["title"]),
+        ])
+        let store = try db.openStore(model: model)
+        try db.shell("INSERT INTO notes(id, title, body) VALUES (1, 'a', 'b');")
+        let start = try store.currentToken()
+        try db.shell("UPDATE notes SET body = 'ignored';")
+        try db.shell("UPDATE notes SET title = 'seen';")
+        #expect(try store.fetchChanges(.after(start)).map(\.updatedColumns) == [["title"]])
+    }
+
+    @Test func reopeningWithAChangedModelUpdatesTheTriggers() throws {
+        let db = try TestDatabase()
+        _ = try db.openStore()
+        let narrowed = try SearchlightModel(entities: [
+            Entity(name: "Note", table: "notes", primaryKey: "id", fields: [Field(column: "title")], trackedColumns: ["title"]),
+        ])
+        let store = try db.openStore(model: narrowed)
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'a'); UPDATE notes SET body = 'x'; INSERT INTO people(uuid) VALUES ('p');")
+        // People is no longer tracked; body is no longer tracked.
+        #expect(try store.allChanges().map(\.type) == [.insert])
+        // Opening without a model uses the stored one.
+        let reopened = try db.openStore(model: nil)
+        #expect(reopened.model == narrowed)
+    }
+
+    @Test func installingTwiceIsIdempotent() throws {
+        let db = try TestDatabase()
+        _ = try db.openStore()
+        let first = try db.schemaSnapshot()
+        _ = try db.openStore()
+        #expect(try db.schemaSnapshot() == first)
+    }
+
+    @Test(arguments: [
+        #"my "quoted" table"#, "select", "tab;le --", "ünïcødé 表", "[bracketed]", "{{id}}",
+    ])
+    func hostileIdentifiersWork(name: String) throws {
+        let column = name + " col"
+        let quotedTable = SQLQuoting.identifier(name), quotedColumn = SQLQuoting.identifier(column)
+        let db = try TestDatabase(schema: """
+            CREATE TABLE \(quotedTable)("key" TEXT PRIMARY KEY NOT NULL, \(quotedColumn) TEXT, "order" TEXT);
+            """)
+        let model = try SearchlightModel(entities: [
+            Entity(name: name, table: name, primaryKey: "key",
+                   fields: [Field(column: column), Field(column: "order")], preserveOnDelete: [column]),
+        ])
+        let store = try db.openStore(model: model)
+        try db.shell("""
+            INSERT INTO \(quotedTable)("key", \(quotedColumn)) VALUES ('k''1', 'v');
+            UPDATE \(quotedTable) SET \(quotedColumn) = 'w';
+            DELETE FROM \(quotedTable);
+            """)
+        let changes = try store.allChanges()
+        #expect(changes.map(\.type) == [.insert, .update, .delete])
+        #expect(changes.allSatisfy { $0.entity == name && $0.objectID == .text("k'1") })
+        #expect(changes[1].updatedColumns == [column])
+        #expect(changes[2].tombstone == [column: "w".databaseValue])
+    }
+
+    @Test func tokensStrictlyIncreaseAcrossConcurrentWritersInTwoProcesses() async throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        let perWriter = 150
+        let path = db.path
+        // Another process: the sqlite3 shell, one transaction per row.
+        let shell = Task.detached {
+            let script = (1...perWriter).map { "INSERT INTO notes(id, title) VALUES (\(100_000 + $0), 'shell');" }.joined(separator: "\n")
+            try Shell.sqlite3(path, script)
+        }
+        // This process, through the API.
+        for i in 1...perWriter {
+            try await store.write(author: "app") { db in
+                try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, 'app')", arguments: [i])
+            }
+        }
+        try await shell.value
+        let transactions = try store.fetchTransactions(.all)
+        #expect(transactions.count == 2 * perWriter)
+        let tokens = transactions.map(\.token)
+        #expect(zip(tokens, tokens.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(transactions.filter { $0.author == "app" }.count == perWriter)
+        #expect(transactions.filter { $0.author == nil }.count == perWriter)
+        #expect(Set(transactions.flatMap(\.changes).map(\.objectID)).count == 2 * perWriter)
+    }
+}

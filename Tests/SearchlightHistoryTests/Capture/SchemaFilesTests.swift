@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+import Testing
+@testable import SearchlightHistory
+
+/// `Schemas/` documents our on-disk format; these tests keep it true.
+@Suite struct SchemaFilesTests {
+    static let schemas = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Schemas")
+
+    static func normalize(_ sql: String) -> String {
+        sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// Statements of an SQL file, comments removed.
+    static func statements(_ file: String) throws -> [String] {
+        let text = try String(contentsOf: schemas.appendingPathComponent(file), encoding: .utf8)
+        return text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--") }
+            .joined(separator: "\n").components(separatedBy: ";")
+            .map(normalize).filter { !$0.isEmpty }
+    }
+
+    @Test func historySQLMatchesWhatTheLibraryCreates() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        let created = try store.dbPool.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT sql FROM sqlite_master
+                WHERE name LIKE 'searchlight\\_%' ESCAPE '\\' AND type IN ('table', 'index') AND sql IS NOT NULL
+                ORDER BY rowid
+                """)
+        }.map(Self.normalize)
+        #expect(created == (try Self.statements("history.sql")))
+    }
+
+    @Test func triggersSQLIsTheTemplateTheLibraryRenders() throws {
+        let file = try String(contentsOf: Self.schemas.appendingPathComponent("triggers.sql"), encoding: .utf8)
+        #expect(file == CaptureTriggers.template)
+    }
+
+    @Test func installedTriggersAreRenderedFromTheTemplate() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        let installed = try store.dbPool.read { db in
+            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+        }
+        #expect(installed.count == 10)
+        let rendered = CaptureTriggers.render(entity: TestDatabase.notesModel.entities[0], entityID: 1,
+                                              trackedColumns: ["id", "title", "body", "tags"])
+        #expect(Set(rendered.statements.map(\.sql)).isSubset(of: Set(installed)))
+    }
+
+    @Test func exampleModelsAreValid() throws {
+        let examples = try FileManager.default.contentsOfDirectory(at: Self.schemas.appendingPathComponent("examples"), includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "json" }
+        #expect(!examples.isEmpty)
+        for example in examples { _ = try SearchlightModel(contentsOf: example) }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+@testable import SearchlightHistory
+
+/// A fresh database in its own temporary directory, removed when the value is released.
+final class TestDatabase: @unchecked Sendable {
+    let directory: URL
+    let path: String
+
+    /// Creates the database and runs `schema` on it (plain SQL, no Searchlight).
+    init(schema: String = TestDatabase.notesSchema) throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("searchlight-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("test.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: schema) }
+        try queue.close()
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    static let notesSchema = """
+        CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+        CREATE TABLE people(uuid TEXT PRIMARY KEY NOT NULL, name TEXT, email TEXT UNIQUE);
+        """
+
+    static let notesModel = try! SearchlightModel(entities: [
+        Entity(name: "Note", table: "notes", primaryKey: "id",
+               fields: [Field(column: "title", weight: 10, role: .title), Field(column: "body"), Field(column: "tags", weight: 3)],
+               preserveOnDelete: ["title"]),
+        Entity(name: "Person", table: "people", primaryKey: "uuid",
+               fields: [Field(column: "name", role: .title)], preserveOnDelete: ["name", "email"]),
+    ])
+
+    func openStore(model: SearchlightModel? = TestDatabase.notesModel,
+                   clock: (@Sendable () -> Date)? = nil) throws -> HistoryStore {
+        var configuration = HistoryStore.Configuration()
+        if let clock { configuration.clock = clock }
+        return try HistoryStore(path: path, model: model, configuration: configuration)
+    }
+
+    /// Runs SQL in a separate `sqlite3` process that loads no Searchlight code.
+    @discardableResult
+    func shell(_ sql: String) throws -> String {
+        try Shell.sqlite3(path, sql)
+    }
+
+    /// A snapshot of every object of the database schema (to prove nothing changed).
+    func schemaSnapshot() throws -> [String] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { try String.fetchAll($0, sql: "SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_master ORDER BY name") }
+    }
+}
+
+enum Shell {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    @discardableResult
+    static func sqlite3(_ path: String, _ sql: String) throws -> String {
+        try run("/usr/bin/env", ["sqlite3", "-bail", "-cmd", ".timeout 10000", path], input: sql)
+    }
+
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe(), error = Pipe(), stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "\(arguments.first ?? executable) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// A clock tests move by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var now: Date
+    init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { now = start }
+    var date: Date { lock.withLock { now } }
+    func set(_ date: Date) { lock.withLock { now = date } }
+    func advance(_ seconds: TimeInterval) { lock.withLock { now += seconds } }
+    var function: @Sendable () -> Date { { [self] in date } }
+}
+
+extension HistoryStore {
+    /// All changes, flattened, for assertions.
+    func allChanges() throws -> [HistoryChange] { try fetchChanges(.all) }
+}
