@@ -1,59 +1,49 @@
--- Searchlight history log: the tables and indexes HistoryStore creates (schema version 1).
--- Generated objects must match this file: Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift.
+-- Searchlight history log: the tables HistoryStore creates (history schema version 1).
+-- What the library creates must match this file: Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift.
+-- Regenerate with: python3 Schemas/tools/generate.py
 
 -- Key/value settings: schemaVersion, the installed model (JSON), purgedThroughToken and
--- purgedThroughTimestamp (how far cleanup deleted history: older starts are "expired").
+-- purgedThroughTimestamp (how far cleanup deleted history: fetching from an older point
+-- throws historyExpired).
 CREATE TABLE "searchlight_meta" (
   "key" TEXT PRIMARY KEY NOT NULL,
   "value"
 ) WITHOUT ROWID;
 
--- Tracked entities. Changes refer to an entity by this stable integer id.
+-- Tracked entities. Log rows refer to an entity by this stable integer id.
 CREATE TABLE "searchlight_entity" (
   "id" INTEGER PRIMARY KEY,
   "name" TEXT NOT NULL UNIQUE,
   "table_name" TEXT NOT NULL
 );
 
--- One row per committed transaction that changed a tracked table. Tokens come from
--- AUTOINCREMENT inside the write transaction, so they strictly increase in commit order.
--- Timestamps are seconds since 1970 (informational: never used to order or checkpoint).
--- author, context and process_id are NULL for writes made outside HistoryStore.write.
-CREATE TABLE "searchlight_transaction" (
-  "token" INTEGER PRIMARY KEY AUTOINCREMENT,
-  "timestamp" REAL NOT NULL,
-  "author" TEXT,
-  "context" TEXT,
-  "process_id" INTEGER
-);
-
-CREATE INDEX "searchlight_transaction_on_timestamp" ON "searchlight_transaction"("timestamp");
-
--- One row per changed row. type: 1 insert, 2 update, 3 delete. object_id has no type
--- affinity, so INTEGER and TEXT keys keep their type. updated_columns (updates) is a JSON
--- array of column names; tombstone (deletes) a JSON object of the preserveOnDelete values.
-CREATE TABLE "searchlight_change" (
+-- The history log, append-only. A transaction is a header row (type 0) whose id is its
+-- token, followed by its change rows (type 1 insert, 2 update, 3 delete; token = the header's
+-- id). SQLite serializes writers, so a transaction's rows are contiguous and tokens strictly
+-- increase in commit order. A new token is max(max(id), purgedThroughToken) + 1: never reused.
+-- Reading after a token is one range scan of the rowid: no index is needed.
+-- Changes: object_id has no type affinity (INTEGER and TEXT keys keep their type);
+-- updated_columns (updates) is a JSON array of column names; tombstone (deletes) is a JSON
+-- object of the preserveOnDelete values (BLOBs as hex text).
+-- Headers: timestamp in seconds since 1970 (informational: never used to order or
+-- checkpoint); author, context and process_id are NULL for writes made outside
+-- HistoryStore.write; open is 1 only inside an uncommitted HistoryStore.write.
+CREATE TABLE "searchlight_log" (
   "id" INTEGER PRIMARY KEY,
   "token" INTEGER NOT NULL,
-  "entity_id" INTEGER NOT NULL,
-  "object_id" NOT NULL,
   "type" INTEGER NOT NULL,
+  "entity_id" INTEGER,
+  "object_id",
   "updated_columns" TEXT,
-  "tombstone" TEXT
+  "tombstone" TEXT,
+  "timestamp" REAL,
+  "author" TEXT,
+  "context" TEXT,
+  "process_id" INTEGER,
+  "open" INTEGER
 );
 
-CREATE INDEX "searchlight_change_on_token" ON "searchlight_change"("token");
-
-CREATE INDEX "searchlight_change_on_object" ON "searchlight_change"("entity_id", "object_id");
-
--- Inside a HistoryStore.write transaction only: the token the triggers record into.
--- Always empty once committed.
-CREATE TABLE "searchlight_active_transaction" (
-  "id" INTEGER PRIMARY KEY CHECK ("id" = 1),
-  "token" INTEGER NOT NULL
-);
-
--- Scratch rows used by the triggers to record INSERT OR REPLACE of an existing key as a
+-- Scratch rows the triggers use to record INSERT OR REPLACE of an existing key as a
 -- delete (with its tombstone) followed by an insert.
 CREATE TABLE "searchlight_replaced" (
   "entity_id" INTEGER NOT NULL,
@@ -63,7 +53,7 @@ CREATE TABLE "searchlight_replaced" (
 ) WITHOUT ROWID;
 
 -- Consumers (authors that read history) and their checkpoints. required = 1: cleanup
--- waits for this consumer. token / transaction_timestamp / checkpointed_at: its checkpoint.
+-- waits for this consumer. token, transaction_timestamp, checkpointed_at: its checkpoint.
 CREATE TABLE "searchlight_consumer" (
   "author" TEXT PRIMARY KEY NOT NULL,
   "required" INTEGER NOT NULL,

@@ -82,7 +82,6 @@ public final class HistoryStore: Sendable {
             self.model = try SearchlightModel(jsonData: Data(json.utf8))
         }
         notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger)
-        dbPool.add(transactionObserver: CommitObserver(notifier: notifier), extent: .databaseLifetime)
     }
 
     /// The GRDB configuration Searchlight uses: WAL (a `DatabasePool`), a busy timeout so that
@@ -103,34 +102,41 @@ public final class HistoryStore: Sendable {
     ///
     /// SQL it runs around your updates:
     /// ```sql
-    /// INSERT INTO searchlight_transaction(timestamp, author, context, process_id) VALUES (?, ?, ?, ?);
-    /// INSERT INTO searchlight_active_transaction(id, token) VALUES (1, ?);
-    /// -- your updates; the capture triggers record into the active transaction
-    /// DELETE FROM searchlight_active_transaction;
+    /// INSERT INTO searchlight_log(id, token, type, timestamp, author, context, process_id, open)
+    ///   VALUES (<next token>, <next token>, 0, ?, ?, ?, ?, 1);
+    /// -- your updates: the capture triggers append changes to the open transaction
+    /// UPDATE searchlight_log SET open = NULL WHERE id = ? AND <it recorded a change>;
+    /// DELETE FROM searchlight_log WHERE id = ?; -- only if it recorded none
     /// ```
     public func write<T>(author: String?, context: String? = nil, _ updates: (Database) throws -> T) throws -> T {
-        try dbPool.write { db in try recording(db, author: author, context: context) { try updates(db) } }
+        let (result, token) = try dbPool.write { db in try recording(db, author: author, context: context) { try updates(db) } }
+        if let token { notifier.publish(token) }
+        return result
     }
 
     /// The async variant of ``write(author:context:_:)``.
     public func write<T: Sendable>(author: String?, context: String? = nil, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await dbPool.write { [self] db in try recording(db, author: author, context: context) { try updates(db) } }
+        let (result, token) = try await dbPool.write { [self] db in try recording(db, author: author, context: context) { try updates(db) } }
+        if let token { notifier.publish(token) }
+        return result
     }
 
-    private func recording<T>(_ db: Database, author: String?, context: String?, _ updates: () throws -> T) throws -> T {
+    /// Runs `updates` inside an open API transaction; returns the token if it recorded changes.
+    private func recording<T>(_ db: Database, author: String?, context: String?, _ updates: () throws -> T) throws -> (T, HistoryToken?) {
         try db.cachedStatement(sql: """
-            INSERT INTO "searchlight_transaction"("timestamp", "author", "context", "process_id") VALUES (?, ?, ?, ?)
+            INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "author", "context", "process_id", "open")
+            VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), 0, ?, ?, ?, ?, 1)
             """).execute(arguments: [configuration.clock().timeIntervalSince1970, author, context, processID])
         let token = db.lastInsertedRowID
-        try db.cachedStatement(sql: #"INSERT INTO "searchlight_active_transaction"("id", "token") VALUES (1, ?)"#)
-            .execute(arguments: [token])
         let result = try updates()
-        try db.cachedStatement(sql: #"DELETE FROM "searchlight_active_transaction""#).execute()
+        // Close the transaction if it recorded a change (a row after its header); otherwise
+        // remove the header: a write that changed nothing tracked leaves no history.
         try db.cachedStatement(sql: """
-            DELETE FROM "searchlight_transaction" WHERE "token" = ?1
-            AND NOT EXISTS (SELECT 1 FROM "searchlight_change" WHERE "token" = ?1)
+            UPDATE "searchlight_log" SET "open" = NULL WHERE "id" = ?1 AND EXISTS (SELECT 1 FROM "searchlight_log" WHERE "id" > ?1)
             """).execute(arguments: [token])
-        return result
+        if db.changesCount > 0 { return (result, HistoryToken(token)) }
+        try db.cachedStatement(sql: #"DELETE FROM "searchlight_log" WHERE "id" = ?"#).execute(arguments: [token])
+        return (result, nil)
     }
 
     // MARK: - Reading history
@@ -180,9 +186,11 @@ public final class HistoryStore: Sendable {
 
     /// The head token, each time writes commit history (in this process or another one).
     ///
-    /// Bursts coalesce: a slow subscriber receives the newest token, not every one. While at
-    /// least one subscription is alive, a watcher notices commits made by other processes
-    /// (inotify on the database directory, with a slow poll as a fallback).
+    /// Bursts coalesce: a slow subscriber receives the newest token, not every one. Writes made
+    /// through ``write(author:context:_:)`` publish their token as they commit. While at least
+    /// one subscription is alive, a watcher notices every other commit, from this process or
+    /// another (inotify on the database directory, with a slow poll as a fallback). Writers pay
+    /// nothing for notifications: no commit hook or update hook is installed.
     ///
     /// ```swift
     /// for await token in store.historyUpdates() {

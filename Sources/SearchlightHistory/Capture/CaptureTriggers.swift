@@ -7,24 +7,37 @@ import GRDB
 /// is recorded: this library, another process, or the `sqlite3` shell. `Schemas/triggers.sql`
 /// holds the same template, and a test checks that the two are identical.
 ///
-/// How a change finds its transaction: a write made through ``HistoryStore/write(author:context:_:)``
-/// first inserts its `searchlight_transaction` row (author, context, process id) and points
-/// `searchlight_active_transaction` at it; that pointer is removed before commit. A change made
-/// by any other writer finds no pointer, so the trigger opens a transaction of its own, with no
-/// author. SQLite serializes writers, so `AUTOINCREMENT` tokens grow in commit order.
+/// History is one append-only table, `searchlight_log`: a transaction is a header row (type 0,
+/// whose id is the token) followed by its change rows. A write made through
+/// ``HistoryStore/write(author:context:_:)`` first appends its header (author, context, process
+/// id) with `open = 1`, and clears `open` before commit. A change made by any other writer finds
+/// no open transaction, so a BEFORE trigger opens one of its own, with no author (one per row:
+/// SQLite has no statement-level triggers, and a trigger cannot see where a foreign transaction
+/// ends). SQLite serializes writers, so the newest header is always the current transaction,
+/// tokens grow in commit order, and a transaction's rows share the log's last page: tracking
+/// costs a small write one more page.
 package struct CaptureTriggers {
     /// The trigger template. Placeholders:
     /// - `{{id}}`: the entity id (an integer from `searchlight_entity`)
     /// - `{{table}}`, `{{key}}`: the quoted table and primary-key column
+    /// - `{{not_open}}`: true unless the newest transaction is an open API write
+    /// - `{{open_transaction}}`: the statement that opens an authorless transaction
     /// - `{{token}}`: the expression that yields the current transaction's token
     /// - `{{changed}}`: true when a tracked column changed (`OLD."c" IS NOT NEW."c" OR …`)
     /// - `{{updated_columns}}`: a JSON array of the columns that changed
     /// - `{{old_tombstone}}`, `{{row_tombstone}}`: a JSON object of the `preserveOnDelete` values
     package static let template = #"""
     -- Searchlight capture triggers: the set installed on each tracked table.
-    -- A change made outside HistoryStore.write opens a transaction of its own (no author).
+    -- A BEFORE trigger opens a transaction with no author unless the newest transaction is an
+    -- open HistoryStore.write; the AFTER triggers then record into the newest token.
 
-    CREATE TRIGGER "searchlight_{{id}}_before_insert" BEFORE INSERT ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
+    WHEN {{not_open}}
+    BEGIN
+      {{open_transaction}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_insert_replaces" BEFORE INSERT ON {{table}}
     WHEN EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}})
     BEGIN
       INSERT OR REPLACE INTO "searchlight_replaced"("entity_id", "object_id", "tombstone")
@@ -33,54 +46,72 @@ package struct CaptureTriggers {
 
     CREATE TRIGGER "searchlight_{{id}}_insert" AFTER INSERT ON {{table}}
     BEGIN
-      INSERT INTO "searchlight_transaction"("timestamp")
-        SELECT (julianday('now') - 2440587.5) * 86400.0
-        WHERE NOT EXISTS (SELECT 1 FROM "searchlight_active_transaction");
-      INSERT INTO "searchlight_change"("token", "entity_id", "object_id", "type", "tombstone")
-        SELECT {{token}}, "entity_id", "object_id", 3, "tombstone" FROM "searchlight_replaced"
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
         WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
-      INSERT INTO "searchlight_change"("token", "entity_id", "object_id", "type")
-        VALUES ({{token}}, {{id}}, NEW.{{key}}, 1);
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id")
+        VALUES ({{token}}, 1, {{id}}, NEW.{{key}});
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE ON {{table}}
+    WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} OR {{changed}})
+    BEGIN
+      {{open_transaction}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE ON {{table}}
     WHEN OLD.{{key}} IS NEW.{{key}} AND ({{changed}})
     BEGIN
-      INSERT INTO "searchlight_transaction"("timestamp")
-        SELECT (julianday('now') - 2440587.5) * 86400.0
-        WHERE NOT EXISTS (SELECT 1 FROM "searchlight_active_transaction");
-      INSERT INTO "searchlight_change"("token", "entity_id", "object_id", "type", "updated_columns")
-        VALUES ({{token}}, {{id}}, NEW.{{key}}, 2, {{updated_columns}});
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns")
+        VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}});
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE ON {{table}}
     WHEN OLD.{{key}} IS NOT NEW.{{key}}
     BEGIN
-      INSERT INTO "searchlight_transaction"("timestamp")
-        SELECT (julianday('now') - 2440587.5) * 86400.0
-        WHERE NOT EXISTS (SELECT 1 FROM "searchlight_active_transaction");
-      INSERT INTO "searchlight_change"("token", "entity_id", "object_id", "type", "tombstone")
-        VALUES ({{token}}, {{id}}, OLD.{{key}}, 3, {{old_tombstone}});
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}), ({{token}}, 1, {{id}}, NEW.{{key}}, NULL);
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = OLD.{{key}};
-      INSERT INTO "searchlight_change"("token", "entity_id", "object_id", "type")
-        VALUES ({{token}}, {{id}}, NEW.{{key}}, 1);
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_delete_opens" BEFORE DELETE ON {{table}}
+    WHEN {{not_open}}
+    BEGIN
+      {{open_transaction}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_delete" AFTER DELETE ON {{table}}
     BEGIN
-      INSERT INTO "searchlight_transaction"("timestamp")
-        SELECT (julianday('now') - 2440587.5) * 86400.0
-        WHERE NOT EXISTS (SELECT 1 FROM "searchlight_active_transaction");
-      INSERT INTO "searchlight_change"("token", "entity_id", "object_id", "type", "tombstone")
-        VALUES ({{token}}, {{id}}, OLD.{{key}}, 3, {{old_tombstone}});
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}});
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = OLD.{{key}};
     END;
 
     """#
 
-    /// The token of the transaction a trigger is recording into.
-    static let tokenExpression = #"COALESCE((SELECT "token" FROM "searchlight_active_transaction"), (SELECT max("token") FROM "searchlight_transaction"))"#
+    /// The token of the transaction a trigger records into: the newest log row's.
+    static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
+
+    /// True unless the newest transaction is an open API write.
+    static let notOpenCondition = #"(SELECT "open" FROM "searchlight_log" WHERE "id" = (SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)) IS NULL"#
+
+    /// Opens a transaction with no author: appends its header row, whose id is its token.
+    ///
+    /// It runs in a BEFORE trigger, as `INSERT … VALUES`: a statement that reads the table it
+    /// inserts into through a SELECT (as a "WHERE NOT EXISTS" guard would) makes SQLite copy
+    /// its rows through a temporary table, which tripled the cost of a bulk insert. If the row
+    /// is then ignored (`INSERT OR IGNORE` by another writer), the transaction has no changes.
+    static let openTransactionStatement = """
+        INSERT INTO "searchlight_log"("id", "token", "type", "timestamp")
+            VALUES (\(nextTokenExpression), \(nextTokenExpression), 0, (julianday('now') - 2440587.5) * 86400.0)
+        """
+
+    /// The next token: above every log row that exists or that cleanup ever deleted, so
+    /// tokens are never reused (without AUTOINCREMENT, whose `sqlite_sequence` update would
+    /// cost every write another page).
+    package static let nextTokenExpression = #"""
+        (SELECT max(coalesce(max("id"), 0), coalesce((SELECT "value" FROM "searchlight_meta" WHERE "key" = 'purgedThroughToken'), 0)) + 1 FROM "searchlight_log")
+        """#
 
     /// The trigger statements of one entity, keyed by trigger name.
     package struct Rendered {
@@ -111,6 +142,8 @@ package struct CaptureTriggers {
         }
         let sql = renderTemplate(template, [
             "token": tokenExpression,
+            "open_transaction": openTransactionStatement,
+            "not_open": notOpenCondition,
             "changed": changed,
             "updated_columns": updatedColumns,
             "old_tombstone": tombstone("OLD."),

@@ -27,38 +27,19 @@ package enum HistorySchema {
             )
             """,
             """
-            CREATE TABLE "searchlight_transaction" (
-              "token" INTEGER PRIMARY KEY AUTOINCREMENT,
-              "timestamp" REAL NOT NULL,
-              "author" TEXT,
-              "context" TEXT,
-              "process_id" INTEGER
-            )
-            """,
-            """
-            CREATE INDEX "searchlight_transaction_on_timestamp" ON "searchlight_transaction"("timestamp")
-            """,
-            """
-            CREATE TABLE "searchlight_change" (
+            CREATE TABLE "searchlight_log" (
               "id" INTEGER PRIMARY KEY,
               "token" INTEGER NOT NULL,
-              "entity_id" INTEGER NOT NULL,
-              "object_id" NOT NULL,
               "type" INTEGER NOT NULL,
+              "entity_id" INTEGER,
+              "object_id",
               "updated_columns" TEXT,
-              "tombstone" TEXT
-            )
-            """,
-            """
-            CREATE INDEX "searchlight_change_on_token" ON "searchlight_change"("token")
-            """,
-            """
-            CREATE INDEX "searchlight_change_on_object" ON "searchlight_change"("entity_id", "object_id")
-            """,
-            """
-            CREATE TABLE "searchlight_active_transaction" (
-              "id" INTEGER PRIMARY KEY CHECK ("id" = 1),
-              "token" INTEGER NOT NULL
+              "tombstone" TEXT,
+              "timestamp" REAL,
+              "author" TEXT,
+              "context" TEXT,
+              "process_id" INTEGER,
+              "open" INTEGER
             )
             """,
             """

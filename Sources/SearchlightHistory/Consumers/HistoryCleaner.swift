@@ -150,9 +150,14 @@ public final class HistoryCleaner: Sendable {
             // The longest prefix of tokens that are all older than the cutoff: with clocks that
             // jump back, a young transaction is never deleted because an older token looks new.
             let firstYoung = try HistoryToken.fetchOne(db, sql: """
-                SELECT min("token") FROM "searchlight_transaction" WHERE "timestamp" >= ?
+                SELECT min("id") FROM "searchlight_log" WHERE "type" = 0 AND "timestamp" >= ?
                 """, arguments: [cutoff])
-            forced = firstYoung.map { HistoryToken($0.rawValue - 1) } ?? head
+            // The newest transaction before the first young one.
+            forced = try firstYoung.map { young in
+                try HistoryToken.fetchOne(db, sql: """
+                    SELECT "id" FROM "searchlight_log" WHERE "type" = 0 AND "id" < ? ORDER BY "id" DESC LIMIT 1
+                    """, arguments: [young]) ?? .zero
+            } ?? head
         }
 
         let bound = max(consensus ?? .zero, forced ?? .zero)

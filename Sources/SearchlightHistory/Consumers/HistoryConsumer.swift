@@ -60,7 +60,7 @@ package enum ConsumerLog {
         if token > head {
             throw HistoryError(.invalidToken, "cannot checkpoint token \(token): it is ahead of the newest token \(head)")
         }
-        let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_transaction" WHERE "token" = ?"#, arguments: [token])
+        let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_log" WHERE "id" = ? AND "type" = 0"#, arguments: [token])
         try db.cachedStatement(sql: """
             INSERT INTO "searchlight_consumer"("author", "required", "registered_at", "token", "transaction_timestamp", "checkpointed_at")
             VALUES (?1, 0, ?4, ?2, ?3, ?4)

@@ -4,51 +4,69 @@ import GRDB
 /// writers (in this process or another) never wait long for the lock.
 package struct HistoryPurge {
     package var dbPool: DatabasePool
-    /// At most this many changes are deleted per write transaction.
+    /// At most this many log rows are deleted per write transaction.
     package var chunkSize = 5_000
 
     package init(dbPool: DatabasePool, chunkSize: Int = 5_000) {
         self.dbPool = dbPool
-        self.chunkSize = chunkSize
+        self.chunkSize = max(chunkSize, 1)
     }
 
-    /// Deletes the history of `authors` (everyone's if `nil`) up to and including `bound`, and
-    /// records how far history was purged, so that later fetches from older tokens fail with
-    /// `historyExpired` rather than silently missing changes.
-    package func delete(through bound: HistoryToken, authors: Set<String>?) throws -> HistoryCount {
+    /// Deletes the history of `authors` (everyone's if `nil`) up to and including the
+    /// transaction `requested`.
+    ///
+    /// The first write records how far history is purged, before anything is deleted: from
+    /// then on a fetch from an older token throws `historyExpired`, so no reader ever sees a
+    /// transaction whose changes are half deleted.
+    package func delete(through requested: HistoryToken, authors: Set<String>?) throws -> HistoryCount {
         var total = HistoryCount(transactions: 0, changes: 0)
-        // Never past the head: a purge mark ahead of it would expire history not yet written.
-        let bound = min(bound, try dbPool.read(HistoryLog.headToken))
-        guard bound > .zero else { return total }
         let authorFilter: SQL = authors.map { " AND \"author\" IN \(Array($0))" } ?? ""
-        while true {
-            let finished = try dbPool.write { db -> Bool in
-                let chunkEnd: HistoryToken = try SQLRequest<HistoryToken>(literal: """
-                    SELECT "token" FROM "searchlight_change"
-                    WHERE "token" <= \(bound) AND "token" IN (SELECT "token" FROM "searchlight_transaction" WHERE "token" <= \(bound)\(authorFilter))
-                    ORDER BY "token" LIMIT 1 OFFSET \(chunkSize)
-                    """).fetchOne(db) ?? bound
-                let newestTime = try SQLRequest<Double>(literal: """
-                    SELECT max("timestamp") FROM "searchlight_transaction" WHERE "token" <= \(chunkEnd)\(authorFilter)
-                    """).fetchOne(db)
-                try db.execute(literal: """
-                    DELETE FROM "searchlight_change" WHERE "token" <= \(chunkEnd)
-                    AND "token" IN (SELECT "token" FROM "searchlight_transaction" WHERE "token" <= \(chunkEnd)\(authorFilter))
-                    """)
-                total.changes += db.changesCount
-                try db.execute(literal: """
-                    DELETE FROM "searchlight_transaction" WHERE "token" <= \(chunkEnd)\(authorFilter)
-                    """)
-                total.transactions += db.changesCount
-                if chunkEnd > (try HistoryLog.purgedThrough(db)) {
-                    try Meta.set(db, "purgedThroughToken", chunkEnd)
-                }
-                if let newestTime, newestTime > (try Meta.get(db, "purgedThroughTimestamp", as: Double.self) ?? 0) {
-                    try Meta.set(db, "purgedThroughTimestamp", newestTime)
-                }
-                return chunkEnd >= bound
+        // Mark the purge, and find the log rows it covers: every row up to the next header.
+        let plan = try dbPool.write { db -> (bound: HistoryToken, start: Int64, end: Int64)? in
+            // Never past the head: a purge mark ahead of it would expire history not yet written.
+            let limit = min(requested, try HistoryLog.headToken(db))
+            guard let bound = try HistoryToken.fetchOne(db, sql: """
+                SELECT "id" FROM "searchlight_log" WHERE "type" = 0 AND "id" <= ? ORDER BY "id" DESC LIMIT 1
+                """, arguments: [limit]) else { return nil }
+            if bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, "purgedThroughToken", bound) }
+            let newestTime = try SQLRequest<Double>(literal: """
+                SELECT max("timestamp") FROM "searchlight_log" WHERE "type" = 0 AND "id" <= \(bound)\(authorFilter)
+                """).fetchOne(db)
+            if let newestTime, newestTime > (try Meta.get(db, "purgedThroughTimestamp", as: Double.self) ?? 0) {
+                try Meta.set(db, "purgedThroughTimestamp", newestTime)
             }
-            if finished { return total }
+            let start = try Int64.fetchOne(db, sql: #"SELECT min("id") FROM "searchlight_log""#) ?? 0
+            let end = try Int64.fetchOne(db, sql: """
+                SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = 0 AND "id" > ? ORDER BY "id" LIMIT 1
+                """, arguments: [bound]) ?? Int64.max
+            return (bound, start, end)
         }
+        guard let plan else { return total }
+        var cursor = plan.start
+        while cursor <= plan.end {
+            let deleted = try dbPool.write { db -> HistoryCount? in
+                // Skip gaps: continue from the first row still there.
+                guard let first = try Int64.fetchOne(db, sql: #"SELECT min("id") FROM "searchlight_log" WHERE "id" >= ?"#, arguments: [cursor]),
+                      first <= plan.end else { return nil }
+                let last = min(first + Int64(chunkSize) - 1, plan.end)
+                var condition: SQL = "\"id\" BETWEEN \(first) AND \(last)"
+                if authors != nil {
+                    condition += """
+                         AND "token" IN (SELECT "id" FROM "searchlight_log" WHERE "type" = 0
+                          AND "id" BETWEEN (SELECT "token" FROM "searchlight_log" WHERE "id" = \(first)) AND \(plan.bound)\(authorFilter))
+                        """
+                }
+                let counts = try SQLRequest<Row>(literal: """
+                    SELECT count(*) FILTER (WHERE "type" = 0), count(*) FILTER (WHERE "type" > 0) FROM "searchlight_log" WHERE \(condition)
+                    """).fetchOne(db)!
+                try db.execute(literal: "DELETE FROM \"searchlight_log\" WHERE \(condition)")
+                cursor = last + 1
+                return HistoryCount(transactions: counts[0], changes: counts[1])
+            }
+            guard let deleted else { break }
+            total.transactions += deleted.transactions
+            total.changes += deleted.changes
+        }
+        return total
     }
 }

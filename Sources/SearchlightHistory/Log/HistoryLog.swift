@@ -1,8 +1,12 @@
 import Foundation
 import GRDB
 
-/// The queries over the history log. All run on a `Database` the caller provides, so that
-/// a consumer can read history and write its results in the transaction of its choice.
+/// The queries over the history log, `searchlight_log`: an append-only table where each
+/// transaction is a header row (type 0, `id` = token) followed by its change rows.
+///
+/// Reading history after a token is one range scan of the table's rowid: no index is needed,
+/// and writers pay for none. All functions run on a `Database` the caller provides, so that a
+/// consumer can read history and write its results in the transaction of its choice.
 package enum HistoryLog {
     /// Entity names by id, and ids by name.
     package struct EntityNames: Sendable {
@@ -21,8 +25,8 @@ package enum HistoryLog {
 
     /// The newest committed token (`.zero` for an empty log).
     package static func headToken(_ db: Database) throws -> HistoryToken {
-        let max = try HistoryToken.fetchOne(db, sql: #"SELECT max("token") FROM "searchlight_transaction""#)
-        return Swift.max(max ?? .zero, try purgedThrough(db))
+        let newest = try HistoryToken.fetchOne(db, sql: #"SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1"#)
+        return max(newest ?? .zero, try purgedThrough(db))
     }
 
     /// The newest token cleanup has deleted (`.zero` if it never deleted anything).
@@ -54,119 +58,109 @@ package enum HistoryLog {
         }
     }
 
-    /// The SQL conditions on transactions (alias `t`) and changes (alias `c`) of a request.
-    private static func conditions(_ request: HistoryRequest, _ entities: EntityNames) throws -> (transaction: [SQL], change: [SQL]) {
-        var transaction: [SQL] = []
-        switch request.start {
+    /// Calls `body` with each transaction after `start`, in token order, with all its changes,
+    /// until `body` returns false. One range scan of the log.
+    package static func scan(after start: HistoryRequest.Start, _ db: Database, _ body: (HistoryTransaction) throws -> Bool) throws {
+        let entities = try EntityNames.fetch(db)
+        var after: Int64 = 0
+        var since: Double?
+        switch start {
         case .oldest: break
-        case let .token(token): transaction.append("t.\"token\" > \(token)")
-        case let .date(date): transaction.append("t.\"timestamp\" > \(date.timeIntervalSince1970)")
+        case let .token(token): after = token.rawValue
+        case let .date(date): since = date.timeIntervalSince1970
         }
-        switch request.authors {
-        case .any: break
-        case let .only(authors): transaction.append("t.\"author\" IN \(Array(authors))")
-        case let .excluding(authors): transaction.append("(t.\"author\" IS NULL OR t.\"author\" NOT IN \(Array(authors)))")
-        }
-        if let context = request.contextName { transaction.append("t.\"context\" = \(context)") }
-        var change: [SQL] = []
-        if let names = request.entities {
-            let ids = try names.sorted().map { name in
-                guard let id = entities.ids[name] else {
-                    throw HistoryError(.invalidArgument, "unknown entity \"\(name)\" (known: \(entities.ids.keys.sorted().joined(separator: ", ")))")
-                }
-                return id
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT "id", "token", "type", "entity_id", "object_id", "updated_columns", "tombstone",
+                   "timestamp", "author", "context", "process_id"
+            FROM "searchlight_log" WHERE "id" > ? ORDER BY "id"
+            """, arguments: [after])
+        var current: HistoryTransaction?
+        while let row = try rows.next() {
+            let token: HistoryToken = row["token"]
+            // Rows of a transaction at or before the start (its header was before the range).
+            if token.rawValue <= after { continue }
+            if (row["type"] as Int) == 0 {
+                if let transaction = current, try !body(transaction) { return }
+                current = HistoryTransaction(
+                    token: token, timestamp: Date(timeIntervalSince1970: row["timestamp"] ?? 0),
+                    author: row["author"], contextName: row["context"], processID: row["process_id"], changes: [])
+                if let since, current!.timestamp.timeIntervalSince1970 <= since { current = nil }
+            } else if current != nil, current!.token == token {
+                current!.changes.append(try decodeChange(row, entities))
             }
-            change.append("c.\"entity_id\" IN \(ids)")
         }
-        if let types = request.changeTypes { change.append("c.\"type\" IN \(types.map(\.rawValue).sorted())") }
-        return (transaction, change)
+        if let transaction = current { _ = try body(transaction) }
     }
 
-    private static func validate(_ request: HistoryRequest) throws {
-        if let limit = request.limit, limit <= 0 {
-            throw HistoryError(.invalidArgument, "invalid limit \(limit): a limit must be a positive number of transactions")
+    /// The filters of a request, applied to one scanned transaction (nil: it does not match).
+    private struct Filter {
+        var request: HistoryRequest
+
+        init(_ request: HistoryRequest, _ db: Database) throws {
+            if let limit = request.limit, limit <= 0 {
+                throw HistoryError(.invalidArgument, "invalid limit \(limit): a limit must be a positive number of transactions")
+            }
+            if let names = request.entities {
+                let known = try EntityNames.fetch(db).ids
+                if let unknown = names.sorted().first(where: { known[$0] == nil }) {
+                    throw HistoryError(.invalidArgument, "unknown entity \"\(unknown)\" (known: \(known.keys.sorted().joined(separator: ", ")))")
+                }
+            }
+            self.request = request
+        }
+
+        func apply(_ transaction: HistoryTransaction) -> HistoryTransaction? {
+            switch request.authors {
+            case .any: break
+            case let .only(authors): guard let author = transaction.author, authors.contains(author) else { return nil }
+            case let .excluding(authors): if let author = transaction.author, authors.contains(author) { return nil }
+            }
+            if let context = request.contextName, transaction.contextName != context { return nil }
+            guard request.entities != nil || request.changeTypes != nil else { return transaction }
+            var filtered = transaction
+            filtered.changes = transaction.changes.filter { change in
+                (request.entities?.contains(change.entity) ?? true) && (request.changeTypes?.contains(change.type) ?? true)
+            }
+            return filtered.changes.isEmpty ? nil : filtered
         }
     }
 
     /// Transactions matching `request`, each with its matching changes, in token order.
     package static func fetchTransactions(_ request: HistoryRequest, _ db: Database) throws -> [HistoryTransaction] {
-        try validate(request)
+        let filter = try Filter(request, db)
         try checkStart(request.start, db)
-        let entities = try EntityNames.fetch(db)
-        let (transactionConditions, changeConditions) = try conditions(request, entities)
-        var whereClause = transactionConditions
-        if !changeConditions.isEmpty {
-            whereClause.append("EXISTS (SELECT 1 FROM \"searchlight_change\" c WHERE c.\"token\" = t.\"token\" AND \(changeConditions.joined(operator: .and)))")
+        var transactions: [HistoryTransaction] = []
+        try scan(after: request.start, db) { transaction in
+            if let match = filter.apply(transaction) { transactions.append(match) }
+            return transactions.count < (request.limit ?? .max)
         }
-        var sql: SQL = """
-            SELECT t."token", t."timestamp", t."author", t."context", t."process_id"
-            FROM "searchlight_transaction" t
-            """
-        if !whereClause.isEmpty { sql += " WHERE \(whereClause.joined(operator: .and))" }
-        sql += " ORDER BY t.\"token\""
-        if let limit = request.limit { sql += " LIMIT \(limit)" }
-        var transactions = try SQLRequest<Row>(literal: sql).fetchAll(db).map { row in
-            HistoryTransaction(
-                token: row["token"], timestamp: Date(timeIntervalSince1970: row["timestamp"]),
-                author: row["author"], contextName: row["context"], processID: row["process_id"], changes: [])
-        }
-        guard let first = transactions.first?.token, let last = transactions.last?.token else { return [] }
-
-        var changeSQL: SQL = """
-            SELECT c."id", c."token", c."entity_id", c."object_id", c."type", c."updated_columns", c."tombstone"
-            FROM "searchlight_change" c
-            WHERE c."token" BETWEEN \(first) AND \(last)
-            """
-        if !changeConditions.isEmpty { changeSQL += " AND \(changeConditions.joined(operator: .and))" }
-        changeSQL += " ORDER BY c.\"id\""
-        var byToken: [HistoryToken: [HistoryChange]] = [:]
-        for row in try SQLRequest<Row>(literal: changeSQL).fetchAll(db) {
-            let change = try decodeChange(row, entities)
-            byToken[change.token, default: []].append(change)
-        }
-        for index in transactions.indices {
-            transactions[index].changes = byToken[transactions[index].token] ?? []
-        }
-        // A page of filtered transactions can span tokens that the filters exclude.
-        return transactions.filter { !$0.changes.isEmpty || changeConditions.isEmpty }
+        return transactions
     }
 
-    /// How many transactions and changes `request` selects (its limit is ignored).
+    /// How many transactions and changes `request` selects (its limit is ignored), counting
+    /// only transactions up to `bound` if given.
     package static func count(_ request: HistoryRequest, _ db: Database, through bound: HistoryToken? = nil) throws -> HistoryCount {
-        try validate(request)
+        var unlimited = request
+        unlimited.limit = nil
+        let filter = try Filter(unlimited, db)
         try checkStart(request.start, db)
-        let (transactionConditions, changeConditions) = try conditions(request, EntityNames.fetch(db))
-        var all = transactionConditions + changeConditions
-        if let bound { all.append("t.\"token\" <= \(bound)") }
-        var sql: SQL = """
-            SELECT COUNT(DISTINCT t."token"), COUNT(c."id")
-            FROM "searchlight_transaction" t JOIN "searchlight_change" c ON c."token" = t."token"
-            """
-        if !all.isEmpty { sql += " WHERE \(all.joined(operator: .and))" }
-        let row = try SQLRequest<Row>(literal: sql).fetchOne(db)!
-        return HistoryCount(transactions: row[0], changes: row[1])
+        var count = HistoryCount(transactions: 0, changes: 0)
+        try scan(after: request.start, db) { transaction in
+            if let bound, transaction.token > bound { return false }
+            if let match = filter.apply(transaction) {
+                count.transactions += 1
+                count.changes += match.changes.count
+            }
+            return true
+        }
+        return count
     }
 
     /// Every change to one object after `start`, oldest first.
     package static func changes(entity: String, objectID: ObjectID, after start: HistoryRequest.Start, _ db: Database) throws -> [HistoryChange] {
-        try checkStart(start, db)
-        let entities = try EntityNames.fetch(db)
-        guard let entityID = entities.ids[entity] else {
-            throw HistoryError(.invalidArgument, "unknown entity \"\(entity)\"")
-        }
-        var sql: SQL = """
-            SELECT c."id", c."token", c."entity_id", c."object_id", c."type", c."updated_columns", c."tombstone"
-            FROM "searchlight_change" c
-            WHERE c."entity_id" = \(entityID) AND c."object_id" = \(objectID)
-            """
-        switch start {
-        case .oldest: break
-        case let .token(token): sql += " AND c.\"token\" > \(token)"
-        case let .date(date):
-            sql += " AND c.\"token\" IN (SELECT \"token\" FROM \"searchlight_transaction\" WHERE \"timestamp\" > \(date.timeIntervalSince1970))"
-        }
-        sql += " ORDER BY c.\"id\""
-        return try SQLRequest<Row>(literal: sql).fetchAll(db).map { try decodeChange($0, entities) }
+        var request = HistoryRequest(start: start)
+        request.entities = [entity]
+        return try fetchTransactions(request, db).flatMap(\.changes).filter { $0.objectID == objectID }
     }
 
     private static func decodeChange(_ row: Row, _ entities: EntityNames) throws -> HistoryChange {

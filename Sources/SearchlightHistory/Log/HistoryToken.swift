@@ -3,7 +3,7 @@ import GRDB
 /// A point in history: the token of a committed transaction.
 ///
 /// Tokens strictly increase in commit order (SQLite serializes writers, and tokens come from an
-/// `AUTOINCREMENT` key assigned inside the writing transaction). A reader that sees token N has
+/// the largest token plus one, assigned inside the writing transaction). A reader that sees token N has
 /// seen every token below N. Consumers checkpoint tokens, never timestamps: clocks jump and tie.
 public struct HistoryToken: RawRepresentable, Hashable, Comparable, Sendable, Codable,
     CustomStringConvertible, DatabaseValueConvertible

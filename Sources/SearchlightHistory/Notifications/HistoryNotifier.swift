@@ -64,38 +64,3 @@ final class HistoryNotifier: Sendable {
         }
     }
 }
-
-/// Learns, on the writer's queue, the token of each commit that recorded history in this
-/// process (API writes and raw SQL alike: the capture triggers' inserts are observed).
-final class CommitObserver: TransactionObserver, @unchecked Sendable {
-    // Only touched on the pool's writer queue, as GRDB guarantees for observers.
-    private var newestToken: Int64 = 0
-    private var recordedChange = false
-    private let notifier: HistoryNotifier
-
-    init(notifier: HistoryNotifier) { self.notifier = notifier }
-
-    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-        if case let .insert(tableName) = eventKind {
-            return tableName == "searchlight_transaction" || tableName == "searchlight_change"
-        }
-        return false
-    }
-
-    func databaseDidChange(with event: DatabaseEvent) {
-        if event.tableName == "searchlight_transaction" {
-            newestToken = max(newestToken, event.rowID)
-        } else {
-            recordedChange = true
-        }
-    }
-
-    func databaseDidCommit(_ db: Database) {
-        if recordedChange { notifier.publish(HistoryToken(newestToken)) }
-        recordedChange = false
-    }
-
-    func databaseDidRollback(_ db: Database) {
-        recordedChange = false
-    }
-}

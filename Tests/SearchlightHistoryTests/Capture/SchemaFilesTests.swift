@@ -45,7 +45,7 @@ import Testing
         let installed = try store.dbPool.read { db in
             try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
         }
-        #expect(installed.count == 10)
+        #expect(installed.count == 16)
         let rendered = CaptureTriggers.render(entity: TestDatabase.notesModel.entities[0], entityID: 1,
                                               trackedColumns: ["id", "title", "body", "tags"])
         #expect(Set(rendered.statements.map(\.sql)).isSubset(of: Set(installed)))

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Regenerates Schemas/history.sql and Schemas/triggers.sql from the library's Swift sources.
+
+The library is the source of truth for what it creates; these files document it, and
+Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift fails when they drift.
+Run from the package root: python3 Schemas/tools/generate.py
+"""
+import re
+
+COMMENTS = {
+    "searchlight_meta": """Key/value settings: schemaVersion, the installed model (JSON), purgedThroughToken and
+purgedThroughTimestamp (how far cleanup deleted history: fetching from an older point
+throws historyExpired).""",
+    "searchlight_entity": "Tracked entities. Log rows refer to an entity by this stable integer id.",
+    "searchlight_log": """The history log, append-only. A transaction is a header row (type 0) whose id is its
+token, followed by its change rows (type 1 insert, 2 update, 3 delete; token = the header's
+id). SQLite serializes writers, so a transaction's rows are contiguous and tokens strictly
+increase in commit order. A new token is max(max(id), purgedThroughToken) + 1: never reused.
+Reading after a token is one range scan of the rowid: no index is needed.
+Changes: object_id has no type affinity (INTEGER and TEXT keys keep their type);
+updated_columns (updates) is a JSON array of column names; tombstone (deletes) is a JSON
+object of the preserveOnDelete values (BLOBs as hex text).
+Headers: timestamp in seconds since 1970 (informational: never used to order or
+checkpoint); author, context and process_id are NULL for writes made outside
+HistoryStore.write; open is 1 only inside an uncommitted HistoryStore.write.""",
+    "searchlight_replaced": """Scratch rows the triggers use to record INSERT OR REPLACE of an existing key as a
+delete (with its tombstone) followed by an insert.""",
+    "searchlight_consumer": """Consumers (authors that read history) and their checkpoints. required = 1: cleanup
+waits for this consumer. token, transaction_timestamp, checkpointed_at: its checkpoint.""",
+}
+
+
+def swift_statements(path):
+    source = open(path).read()
+    statements = re.findall(r'"""\n(.*?)\n\s*"""', source, re.S)
+    return ["\n".join(line[12:] if line.startswith(" " * 12) else line.strip() for line in s.splitlines()) for s in statements]
+
+
+def history_sql():
+    out = [
+        "-- Searchlight history log: the tables HistoryStore creates (history schema version 1).",
+        "-- What the library creates must match this file: Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift.",
+        "-- Regenerate with: python3 Schemas/tools/generate.py",
+        "",
+    ]
+    for statement in swift_statements("Sources/SearchlightHistory/Capture/HistorySchema.swift"):
+        name = statement.split()[2].strip('"')
+        if statement.startswith("CREATE TABLE") and name in COMMENTS:
+            out += ["-- " + line for line in COMMENTS[name].splitlines()]
+        out.append(statement + ";\n")
+    open("Schemas/history.sql", "w").write("\n".join(out))
+
+
+def triggers_sql():
+    source = open("Sources/SearchlightHistory/Capture/CaptureTriggers.swift").read()
+    template = re.search(r'template = #"""\n(.*?)\n    """#', source, re.S).group(1)
+    open("Schemas/triggers.sql", "w").write("\n".join(line[4:] for line in template.splitlines()) + "\n")
+
+
+if __name__ == "__main__":
+    history_sql()
+    triggers_sql()
