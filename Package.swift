@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "SearchlightHistory", targets: ["SearchlightHistory"]),
+        .library(name: "Searchlight", targets: ["Searchlight"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -20,6 +21,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "Searchlight",
+            dependencies: [
+                "SearchlightHistory",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SearchlightDemoData",
+            resources: [.copy("Resources/jargon.jsonl"), .copy("Resources/JARGON-COPYRIGHT.txt")]
+        ),
         .executableTarget(
             name: "searchlight-bench",
             dependencies: [
@@ -28,9 +41,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "SearchlightTestSupport",
+            dependencies: ["SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/SearchlightTestSupport"
+        ),
         .testTarget(
             name: "SearchlightHistoryTests",
-            dependencies: ["SearchlightHistory"]
+            dependencies: ["SearchlightHistory", "SearchlightTestSupport"]
+        ),
+        .testTarget(
+            name: "SearchlightTests",
+            dependencies: ["Searchlight", "SearchlightHistory", "SearchlightDemoData", "SearchlightTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -31,6 +31,9 @@ public final class HistoryStore: Sendable {
         public var busyTimeout: TimeInterval = 10
         /// Whether `HistoryStore(path:)` may create a missing database file.
         public var createIfMissing = false
+        /// How often the change watcher checks for commits when no file event arrives (a
+        /// fallback for file systems without inotify events).
+        public var watcherFallbackInterval: Duration = .milliseconds(250)
 
         public init() {}
     }
@@ -81,7 +84,7 @@ public final class HistoryStore: Sendable {
             }
             self.model = try SearchlightModel(jsonData: Data(json.utf8))
         }
-        notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger)
+        notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval)
     }
 
     /// The GRDB configuration Searchlight uses: WAL (a `DatabasePool`), a busy timeout so that

@@ -10,16 +10,18 @@ import Glibc
 ///
 /// On Linux it sleeps in `poll(2)` on an inotify descriptor that watches the database's
 /// directory for writes to the database and its `-wal` file. Each wake-up reads the head token
-/// and publishes it if it moved. A slow poll (every 250 ms) backs inotify up, for file systems
-/// that do not report events; without inotify at all it polls every 20 ms.
+/// and publishes it if it moved. A slow poll (every 250 ms by default) backs inotify up, for
+/// file systems that do not report events; without inotify at all it polls every 20 ms.
 final class ExternalChangeWatcher: Sendable {
     private let stopped = AtomicFlag()
 
-    init(dbPool: DatabasePool, logger: Logger, publish: @escaping @Sendable (HistoryToken) -> Void) {
+    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration, publish: @escaping @Sendable (HistoryToken) -> Void) {
         let path = dbPool.path
         let stopped = self.stopped
+        let (seconds, attoseconds) = fallbackInterval.components
+        let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         let thread = Thread {
-            Self.run(path: path, dbPool: dbPool, logger: logger, stopped: stopped, publish: publish)
+            Self.run(path: path, dbPool: dbPool, logger: logger, fallbackMilliseconds: milliseconds, stopped: stopped, publish: publish)
         }
         thread.name = "searchlight.watcher"
         thread.start()
@@ -27,7 +29,7 @@ final class ExternalChangeWatcher: Sendable {
 
     func stop() { stopped.set() }
 
-    private static func run(path: String, dbPool: DatabasePool, logger: Logger, stopped: AtomicFlag,
+    private static func run(path: String, dbPool: DatabasePool, logger: Logger, fallbackMilliseconds: Int32, stopped: AtomicFlag,
                             publish: @Sendable (HistoryToken) -> Void) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
@@ -51,7 +53,7 @@ final class ExternalChangeWatcher: Sendable {
             var relevant = true
             if descriptor >= 0 {
                 var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&pfd, 1, 250)
+                let ready = poll(&pfd, 1, fallbackMilliseconds)
                 if ready > 0 {
                     relevant = drain(descriptor, &buffer, names: names)
                 } // on timeout: the slow fallback poll

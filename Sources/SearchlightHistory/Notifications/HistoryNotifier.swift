@@ -15,10 +15,12 @@ final class HistoryNotifier: Sendable {
     private let state = Mutex(State())
     private let dbPool: DatabasePool
     private let logger: Logger
+    private let fallbackInterval: Duration
 
-    init(dbPool: DatabasePool, logger: Logger) {
+    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration) {
         self.dbPool = dbPool
         self.logger = logger
+        self.fallbackInterval = fallbackInterval
     }
 
     /// Delivers `token` to every subscriber if it is newer than the last one delivered.
@@ -37,7 +39,7 @@ final class HistoryNotifier: Sendable {
             state.nextID += 1
             state.continuations[id] = continuation
             if state.watcher == nil {
-                state.watcher = ExternalChangeWatcher(dbPool: dbPool, logger: logger) { [weak self] token in
+                state.watcher = ExternalChangeWatcher(dbPool: dbPool, logger: logger, fallbackInterval: fallbackInterval) { [weak self] token in
                     self?.publish(token)
                 }
             }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import SearchlightHistory
+import SearchlightTestSupport
 
 @Suite struct CaptureTests {
     @Test func writeThroughAPIRecordsAuthorContextAndProcess() throws {

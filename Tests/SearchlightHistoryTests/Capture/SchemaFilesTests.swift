@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import SearchlightHistory
+import SearchlightTestSupport
 
 /// `Schemas/` documents our on-disk format; these tests keep it true.
 @Suite struct SchemaFilesTests {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import SearchlightHistory
+import SearchlightTestSupport
 
 @Suite struct SchemaValidationTests {
     func expectRefused(_ entity: Entity, schema: String = TestDatabase.notesSchema, mentioning text: String) throws {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import SearchlightHistory
+import SearchlightTestSupport
 
 @Suite struct HistoryCleanerTests {
     /// A store with `count` single-row transactions by `author`, an hour apart.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import SearchlightHistory
+import SearchlightTestSupport
 
 @Suite struct FetchHistoryTests {
     /// Three transactions: app/editor inserts a note, sync/import inserts a person, the shell deletes the note.

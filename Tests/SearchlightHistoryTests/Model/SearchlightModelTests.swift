@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SearchlightHistory
+import SearchlightTestSupport
 
 @Suite struct SearchlightModelTests {
     func refusal(_ json: String) -> String? {

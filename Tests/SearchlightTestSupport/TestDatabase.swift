@@ -1,14 +1,14 @@
 import Foundation
 import GRDB
-@testable import SearchlightHistory
+import SearchlightHistory
 
 /// A fresh database in its own temporary directory, removed when the value is released.
-final class TestDatabase: @unchecked Sendable {
-    let directory: URL
-    let path: String
+public final class TestDatabase: @unchecked Sendable {
+    public let directory: URL
+    public let path: String
 
     /// Creates the database and runs `schema` on it (plain SQL, no Searchlight).
-    init(schema: String = TestDatabase.notesSchema) throws {
+    public init(schema: String = TestDatabase.notesSchema) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("searchlight-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -20,12 +20,12 @@ final class TestDatabase: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
-    static let notesSchema = """
+    public static let notesSchema = """
         CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
         CREATE TABLE people(uuid TEXT PRIMARY KEY NOT NULL, name TEXT, email TEXT UNIQUE);
         """
 
-    static let notesModel = try! SearchlightModel(entities: [
+    public static let notesModel = try! SearchlightModel(entities: [
         Entity(name: "Note", table: "notes", primaryKey: "id",
                fields: [Field(column: "title", weight: 10, role: .title), Field(column: "body"), Field(column: "tags", weight: 3)],
                preserveOnDelete: ["title"]),
@@ -33,7 +33,7 @@ final class TestDatabase: @unchecked Sendable {
                fields: [Field(column: "name", role: .title)], preserveOnDelete: ["name", "email"]),
     ])
 
-    func openStore(model: SearchlightModel? = TestDatabase.notesModel,
+    public func openStore(model: SearchlightModel? = TestDatabase.notesModel,
                    clock: (@Sendable () -> Date)? = nil) throws -> HistoryStore {
         var configuration = HistoryStore.Configuration()
         if let clock { configuration.clock = clock }
@@ -42,30 +42,30 @@ final class TestDatabase: @unchecked Sendable {
 
     /// Runs SQL in a separate `sqlite3` process that loads no Searchlight code.
     @discardableResult
-    func shell(_ sql: String) throws -> String {
+    public func shell(_ sql: String) throws -> String {
         try Shell.sqlite3(path, sql)
     }
 
     /// A snapshot of every object of the database schema (to prove nothing changed).
-    func schemaSnapshot() throws -> [String] {
+    public func schemaSnapshot() throws -> [String] {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         return try queue.read { try String.fetchAll($0, sql: "SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_master ORDER BY name") }
     }
 }
 
-enum Shell {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public enum Shell {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     @discardableResult
-    static func sqlite3(_ path: String, _ sql: String) throws -> String {
+    public static func sqlite3(_ path: String, _ sql: String) throws -> String {
         try run("/usr/bin/env", ["sqlite3", "-bail", "-cmd", ".timeout 10000", path], input: sql)
     }
 
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
+    public static func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -87,17 +87,17 @@ enum Shell {
 }
 
 /// A clock tests move by hand.
-final class TestClock: @unchecked Sendable {
+public final class TestClock: @unchecked Sendable {
     private let lock = NSLock()
     private var now: Date
-    init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { now = start }
-    var date: Date { lock.withLock { now } }
-    func set(_ date: Date) { lock.withLock { now = date } }
-    func advance(_ seconds: TimeInterval) { lock.withLock { now += seconds } }
-    var function: @Sendable () -> Date { { [self] in date } }
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { now = start }
+    public var date: Date { lock.withLock { now } }
+    public func set(_ date: Date) { lock.withLock { now = date } }
+    public func advance(_ seconds: TimeInterval) { lock.withLock { now += seconds } }
+    public var function: @Sendable () -> Date { { [self] in date } }
 }
 
 extension HistoryStore {
     /// All changes, flattened, for assertions.
-    func allChanges() throws -> [HistoryChange] { try fetchChanges(.all) }
+    public func allChanges() throws -> [HistoryChange] { try fetchChanges(.all) }
 }

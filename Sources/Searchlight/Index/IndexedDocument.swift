@@ -1,0 +1,86 @@
+import Foundation
+import GRDB
+import SearchlightHistory
+
+/// The text the index keeps for one object: a value for each of its entity's fields.
+public struct IndexedDocument: Hashable, Sendable {
+    /// Values by field column. A missing field is indexed as empty text.
+    public var values: [String: String]
+
+    public init(_ values: [String: String]) { self.values = values }
+}
+
+/// Computes the indexed text of an object from its source row (the `attributeSet` hook).
+///
+/// It receives every column of the row (`SELECT *`) and the database, so it can join related
+/// rows or strip markup. Return `nil` to keep the object out of the index.
+///
+/// ```swift
+/// configuration.documentBuilders["Note"] = { row, db in
+///     guard row["archived"] == false else { return nil }
+///     let tags = try String.fetchAll(db, sql: "SELECT name FROM tags WHERE note_id = ?", arguments: [row["id"]])
+///     return IndexedDocument(["title": row["title"], "body": row["body"], "tags": tags.joined(separator: " ")])
+/// }
+/// ```
+///
+/// History only knows about the entity's own table: when a builder reads other tables, changes
+/// to those do not reindex the object by themselves (reindex it by id, or touch its row).
+public typealias DocumentBuilder = @Sendable (_ row: Row, _ db: Database) throws -> IndexedDocument?
+
+/// Reads source rows and turns them into the field values the index stores.
+package struct DocumentSource: Sendable {
+    package var entity: IndexedEntity
+    package var builder: DocumentBuilder?
+
+    /// Field values, NFC-normalized, in field order; nil if the object is excluded.
+    package func fields(of row: Row, _ db: Database) throws -> [String]? {
+        let columns = entity.fieldColumns
+        if let builder {
+            guard let document = try builder(row, db) else { return nil }
+            return columns.map { Self.normalize(document.values[$0] ?? "") }
+        }
+        return columns.indices.map { Self.normalize(Self.text(row[$0 + 1])) }
+    }
+
+    /// The SQL that reads rows: the key first, then the fields (or every column for a builder).
+    package func selectSQL(where condition: String) -> String {
+        let table = SQLQuoting.identifier(entity.entity.table)
+        let key = SQLQuoting.identifier(entity.entity.primaryKey)
+        let columns = builder == nil
+            ? entity.fieldColumns.map(SQLQuoting.identifier).joined(separator: ", ")
+            : "*"
+        return "SELECT \(key), \(columns) FROM \(table) WHERE \(condition)"
+    }
+
+    /// Reads the current rows of `ids` and returns their documents; a missing or excluded
+    /// object maps to nil.
+    package func documents(for ids: [ObjectID], _ db: Database) throws -> [ObjectID: [String]?] {
+        var result: [ObjectID: [String]?] = [:]
+        for id in ids { result[id] = .some(nil) }
+        let key = SQLQuoting.identifier(entity.entity.primaryKey)
+        for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+            let placeholders = databaseQuestionMarks(count: chunk.count)
+            let rows = try Row.fetchCursor(db, sql: selectSQL(where: "\(key) IN (\(placeholders))"), arguments: StatementArguments(chunk))
+            while let row = try rows.next() {
+                guard let id = ObjectID.fromDatabaseValue(row[0]) else { continue }
+                result[id] = .some(try fields(of: row, db))
+            }
+        }
+        return result
+    }
+
+    /// Text as the index stores it: NFC, so that composed and decomposed forms match.
+    package static func normalize(_ text: String) -> String {
+        text.precomposedStringWithCanonicalMapping
+    }
+
+    private static func text(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: ""
+        case let .string(text): text
+        case let .int64(number): String(number)
+        case let .double(number): String(number)
+        case let .blob(data): String(decoding: data, as: UTF8.self)
+        }
+    }
+}

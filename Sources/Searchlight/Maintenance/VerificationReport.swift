@@ -1,0 +1,34 @@
+import SearchlightHistory
+
+/// How the index compares with the source tables.
+public struct VerificationReport: Hashable, Sendable, Codable {
+    /// The differences of one entity.
+    public struct EntityReport: Hashable, Sendable, Codable {
+        public var entity: String
+        /// Rows in the source that should be indexed.
+        public var sourceDocuments: Int
+        /// Documents in the index.
+        public var indexedDocuments: Int
+        /// Objects that should be indexed but are not.
+        public var missing: [ObjectID]
+        /// Objects indexed with text that differs from their current row.
+        public var stale: [ObjectID]
+        /// Indexed objects that should not be (deleted or excluded).
+        public var extra: [ObjectID]
+
+        public var differences: Int { missing.count + stale.count + extra.count }
+    }
+
+    public var entities: [EntityReport]
+    /// Problems reported by FTS5's `integrity-check` (empty when it passes).
+    public var integrityErrors: [String]
+    /// Objects with history the indexer had not processed when the check ran: they were left
+    /// out of the comparison, since the index is allowed to lag behind.
+    public var pending: Int
+    /// The token the index had reached.
+    public var token: HistoryToken
+
+    public var differences: Int { entities.reduce(0) { $0 + $1.differences } }
+    /// True when the index equals the source.
+    public var isConsistent: Bool { differences == 0 && integrityErrors.isEmpty }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+import SearchlightHistory
+
+/// Searches the index that an ``Indexer`` maintains.
+///
+/// ```swift
+/// let index = SearchIndex(store: store)
+/// let results = try index.search("kernel pan", asYouType: true, entities: ["Note"], limit: 10)
+/// for hit in results.hits { print(hit.entity, hit.objectID, hit.title ?? "", hit.snippet) }
+/// ```
+///
+/// Ranking is bm25 with each field's weight; ties are broken by entity name, then by the
+/// order in which documents entered the index. Each entity has its own FTS5 table; for each
+/// one, a search runs:
+/// ```sql
+/// SELECT count(*) FROM searchlight_fts_<entity> WHERE searchlight_fts_<entity> MATCH ?;
+/// SELECT rowid, bm25(searchlight_fts_<entity>, ?, …) AS score FROM searchlight_fts_<entity>
+///   WHERE searchlight_fts_<entity> MATCH ? ORDER BY score, rowid LIMIT ?;
+/// ```
+/// and then fetches snippets and object ids for the requested page only.
+public final class SearchIndex: Sendable {
+    /// How snippets look.
+    public struct Options: Hashable, Sendable {
+        public var highlightStart = "["
+        public var highlightEnd = "]"
+        public var ellipsis = "…"
+        /// Tokens per snippet (1 to 64).
+        public var snippetTokens = 12
+
+        public init() {}
+    }
+
+    public let store: HistoryStore
+    public let options: Options
+
+    public init(store: HistoryStore, options: Options = .init()) {
+        self.store = store
+        self.options = options
+    }
+
+    /// Searches user text with the safe grammar of ``SearchQuery/init(userText:asYouType:)``.
+    /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
+    public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
+                       limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
+        try validate(entities: entities, limit: limit, offset: offset)
+        guard let query = SearchQuery(userText: text, asYouType: asYouType) else { return .empty }
+        return try search(query, entities: entities, limit: limit, offset: offset)
+    }
+
+    /// Runs a parsed query.
+    ///
+    /// - Parameters:
+    ///   - entities: only these entities (all if `nil`); an unknown name is an error.
+    ///   - limit: at most this many hits (`nil`: no limit).
+    ///   - offset: skip this many hits (paging).
+    /// - Throws: `invalidQuery` for a raw query SQLite rejects; `unknownEntity`;
+    ///   `invalidArgument`; `indexNotBuilt` before the first indexing.
+    public func search(_ query: SearchQuery, entities: Set<String>? = nil,
+                       limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
+        try validate(entities: entities, limit: limit, offset: offset)
+        do {
+            return try store.dbPool.read { db in try run(query, entities: entities, limit: limit, offset: offset, db) }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
+            let reason = error.message ?? "\(error)"
+            throw SearchlightError(.invalidQuery, "invalid query \"\(query.expression)\": \(reason)", underlyingError: error)
+        } catch {
+            throw SearchlightError.wrap(error, "search failed")
+        }
+    }
+
+    private func validate(entities: Set<String>?, limit: Int?, offset: Int) throws(SearchlightError) {
+        if let limit, limit < 0 { throw SearchlightError(.invalidArgument, "invalid limit \(limit): it must not be negative") }
+        if offset < 0 { throw SearchlightError(.invalidArgument, "invalid offset \(offset): it must not be negative") }
+        if let unknown = entities?.sorted().first(where: { store.model.entity(named: $0) == nil }) {
+            throw SearchlightError(.unknownEntity, "unknown entity \"\(unknown)\" (the model declares: \(store.model.entities.map(\.name).joined(separator: ", ")))")
+        }
+    }
+
+    private struct Candidate {
+        var score: Double
+        var entity: IndexedEntity
+        var rowid: Int64
+    }
+
+    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, _ db: Database) throws -> SearchResults {
+        guard let schema = try IndexSchema.live(db) else {
+            throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
+        }
+        let entities = try IndexedEntity.resolve(store.model, db).filter { names?.contains($0.entity.name) ?? true }
+        let needed = limit.map { offset + $0 }
+        var total = 0
+        var candidates: [Candidate] = []
+        var columnErrors: [DatabaseError] = []
+        for entity in entities {
+            let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
+            do {
+                total += try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [query.expression]) ?? 0
+            } catch let error as DatabaseError where query.isRaw && (error.message ?? "").hasPrefix("no such column") {
+                // A raw column filter restricts the search to the entities that have the column.
+                columnErrors.append(error)
+                continue
+            }
+            if needed == 0 { continue }
+            let weights = databaseQuestionMarks(count: entity.weights.count)
+            var sql = "SELECT rowid, bm25(\(fts), \(weights)) AS score FROM \(fts) WHERE \(fts) MATCH ? ORDER BY score, rowid"
+            var arguments = StatementArguments(entity.weights) + [query.expression]
+            if let needed {
+                sql += " LIMIT ?"
+                arguments += [needed]
+            }
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            while let row = try rows.next() {
+                candidates.append(Candidate(score: row[1], entity: entity, rowid: row[0]))
+            }
+        }
+        if let error = columnErrors.first, columnErrors.count == entities.count { throw error }
+        candidates.sort { a, b in
+            if a.score != b.score { return a.score < b.score }
+            if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
+            return a.rowid < b.rowid
+        }
+        let page = candidates.dropFirst(offset).prefix(limit ?? Int.max)
+        let documents = SQLQuoting.identifier(schema.documentTable)
+        let hits = try page.map { candidate -> SearchHit in
+            let fts = SQLQuoting.identifier(schema.ftsTable(candidate.entity.id))
+            let title = candidate.entity.titleIndex.map { SQLQuoting.identifier(candidate.entity.fieldColumns[$0]) } ?? "NULL"
+            let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT snippet(\(fts), -1, ?, ?, ?, ?), \(title), d."object_id"
+                FROM \(fts) CROSS JOIN \(documents) d ON d."id" = \(fts).rowid
+                WHERE \(fts) MATCH ? AND \(fts).rowid = ?
+                """), arguments: [options.highlightStart, options.highlightEnd, options.ellipsis,
+                                  min(max(options.snippetTokens, 1), 64), query.expression, candidate.rowid])
+            guard let row, let objectID = ObjectID.fromDatabaseValue(row[2]) else {
+                throw SearchlightError(.databaseError, "the index lost document \(candidate.rowid) during a search")
+            }
+            return SearchHit(entity: candidate.entity.entity.name, objectID: objectID, title: row[1],
+                             snippet: row[0] ?? "", score: -candidate.score)
+        }
+        return SearchResults(total: total, hits: hits)
+    }
+}

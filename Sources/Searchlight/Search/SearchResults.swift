@@ -1,0 +1,25 @@
+import SearchlightHistory
+
+/// One matching object.
+public struct SearchHit: Hashable, Sendable, Codable {
+    /// The entity name.
+    public var entity: String
+    /// The object's primary key.
+    public var objectID: ObjectID
+    /// The value of the entity's title field (the first field if none has the title role).
+    public var title: String?
+    /// An excerpt around the matches, with the matched words between the highlight markers.
+    public var snippet: String
+    /// Relevance: higher is better (the negated bm25 rank, with the model's field weights).
+    public var score: Double
+}
+
+/// A page of search results.
+public struct SearchResults: Hashable, Sendable, Codable {
+    /// How many objects match in all (across the requested entities).
+    public var total: Int
+    /// The requested page, best first.
+    public var hits: [SearchHit]
+
+    public static let empty = SearchResults(total: 0, hits: [])
+}

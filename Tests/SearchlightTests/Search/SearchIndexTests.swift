@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+@Suite struct SearchIndexTests {
+    func populated() throws -> Fixture {
+        let f = try Fixture()
+        try f.insertNote(1, title: "Hacker ethic", body: "The belief that information-sharing is a powerful good.")
+        try f.insertNote(2, title: "Cracker", body: "One who breaks security on a system; a hacker would not.")
+        try f.insertNote(3, title: "Wizard", body: "A person who knows how a complex piece of software works.", tags: "hacker")
+        try f.insertNote(4, title: "Kludge", body: "A clever programming trick.")
+        try f.store.write(author: "app") { db in
+            try db.execute(sql: "INSERT INTO people(uuid, name) VALUES ('p1', 'Hacker Emeritus')")
+        }
+        try f.runIndexer()
+        return f
+    }
+
+    @Test func fieldWeightsRank() throws {
+        let f = try populated()
+        let results = try f.index.search("hacker", entities: ["Note"], limit: nil)
+        #expect(results.total == 3)
+        // Title (weight 10) beats tags (3) beats body (1).
+        #expect(results.hits.map(\.objectID) == [.integer(1), .integer(3), .integer(2)])
+        #expect(results.hits.map(\.score) == results.hits.map(\.score).sorted(by: >))
+    }
+
+    @Test func hitsCarryTitleAndHighlightedSnippet() throws {
+        let f = try populated()
+        let hit = try #require(try f.index.search("clever").hits.first)
+        #expect(hit.entity == "Note")
+        #expect(hit.title == "Kludge")
+        #expect(hit.snippet.contains("[clever]"))
+    }
+
+    @Test func entityFilterAndTotalAcrossEntities() throws {
+        let f = try populated()
+        #expect(try f.index.search("hacker", limit: nil).total == 4)
+        #expect(try f.index.search("hacker", entities: ["Person"]).hits.map(\.objectID) == [.text("p1")])
+        let error = try #require(throws: SearchlightError.self) { try f.index.search("hacker", entities: ["Nope"]) }
+        #expect(error.code == .unknownEntity)
+    }
+
+    @Test func pagingIsConsistentAndDeterministic() throws {
+        let f = try Fixture()
+        for i in 1...25 { try f.insertNote(i, title: "same words", body: "identical") }
+        try f.runIndexer()
+        let all = try f.index.search("same", limit: nil).hits
+        #expect(all.count == 25)
+        var paged: [SearchHit] = []
+        for offset in stride(from: 0, to: 25, by: 10) {
+            let page = try f.index.search("same", limit: 10, offset: offset)
+            #expect(page.total == 25)
+            paged += page.hits
+        }
+        #expect(paged == all, "ties are broken the same way every time")
+        #expect(try f.index.search("same", limit: 0).hits.isEmpty)
+        #expect(throws: SearchlightError.self) { try f.index.search("same", limit: -1) }
+        #expect(throws: SearchlightError.self) { try f.index.search("same", offset: -1) }
+    }
+
+    @Test func prefixPhraseOrAndExclusionWork() throws {
+        let f = try populated()
+        #expect(try f.ids("hack", asYouType: true, entities: ["Note"]).count == 3)
+        #expect(try f.ids("hack", entities: ["Note"]).isEmpty)
+        #expect(try f.ids(#""hacker ethic""#) == [.integer(1)])
+        #expect(try f.ids(#""ethic hacker""#).isEmpty)
+        #expect(Set(try f.ids("wizard OR kludge")) == [.integer(3), .integer(4)])
+        #expect(try f.ids("hacker -ethic -wizard", entities: ["Note"]) == [.integer(2)])
+    }
+
+    @Test func emptyOrPunctuationQueriesGiveNoResultsNotAnError() throws {
+        let f = try populated()
+        for text in ["", "  ", "\"", "-", ":", "AND NOT", "***", "()"] {
+            #expect(try f.index.search(text) == .empty, "query \(text.debugDescription)")
+        }
+    }
+
+    @Test func rawQueriesReportSyntaxErrorsClearly() throws {
+        let f = try populated()
+        #expect(try f.index.search(try SearchQuery(raw: "hacker NOT ethic"), entities: ["Note"], limit: nil).total == 2)
+        #expect(try f.index.search(try SearchQuery(raw: "title: wizard"), limit: nil).total == 1)
+        let error = try #require(throws: SearchlightError.self) { try f.index.search(try SearchQuery(raw: "hacker AND (")) }
+        #expect(error.code == .invalidQuery)
+        #expect(error.message.contains("syntax error"))
+        let column = try #require(throws: SearchlightError.self) { try f.index.search(try SearchQuery(raw: "nosuchcolumn: x")) }
+        #expect(column.code == .invalidQuery)
+    }
+
+    @Test func searchingBeforeTheFirstIndexingSaysSo() throws {
+        let f = try Fixture()
+        let error = try #require(throws: SearchlightError.self) { try f.index.search("anything") }
+        #expect(error.code == .indexNotBuilt)
+    }
+
+    @Test func thousandsOfRandomStringsNeverCrashOrRaise() throws {
+        let f = try populated()
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Character] = Array("abcdefghijklmnopqrstuvwxyz  \"\"'-*:^()+{}[]<>.,;!?/\\|&~`@#$%=NEARORANDNOT") +
+            ["\u{0}", "\u{1}", "\u{7}", "\u{1B}", "\t", "\n", "\r", "é", "e\u{301}", "ß", "😀", "表", "\u{200B}", "\u{FEFF}", "\u{202E}"]
+        let operators = ["OR", "AND", "NOT", "NEAR", "NEAR(", "*", "^", "\"", "-", ":", "(", ")", "+"]
+        for iteration in 0..<3_000 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...24, using: &generator) {
+                if Bool.random(using: &generator) {
+                    text.append(alphabet.randomElement(using: &generator)!)
+                } else {
+                    text += " " + operators.randomElement(using: &generator)! + " "
+                }
+            }
+            let asYouType = iteration % 2 == 0
+            // The default mode never surfaces an FTS5 error: any failure fails the test.
+            let results = try f.index.search(text, asYouType: asYouType, limit: 5)
+            #expect(results.hits.count <= 5)
+        }
+    }
+}

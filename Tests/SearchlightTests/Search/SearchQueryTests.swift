@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@testable import Searchlight
+
+@Suite struct SearchQueryTests {
+    func expression(_ text: String, asYouType: Bool = false) -> String? {
+        SearchQuery(userText: text, asYouType: asYouType)?.expression
+    }
+
+    @Test func wordsAreANDedAndQuotedTextIsAPhrase() {
+        #expect(expression("kernel panic") == #""kernel" AND "panic""#)
+        #expect(expression(#"say "kernel panic" now"#) == #""say" AND "kernel panic" AND "now""#)
+    }
+
+    @Test func prefixes() {
+        #expect(expression("kern*") == #""kern" *"#)
+        #expect(expression("kernel pan", asYouType: true) == #""kernel" AND "pan" *"#)
+        #expect(expression("kernel pan ", asYouType: true) == #""kernel" AND "pan""#, "a finished word is not a prefix")
+    }
+
+    @Test func orAndExclusion() {
+        #expect(expression("hacker OR cracker") == #"("hacker" OR "cracker")"#)
+        #expect(expression("bug -feature") == #"("bug") NOT ("feature")"#)
+        #expect(expression("bug NOT feature") == #"("bug") NOT ("feature")"#)
+        #expect(expression("bug AND NOT feature") == #"("bug") NOT ("feature")"#)
+        #expect(expression(#"bug -"a feature""#) == #"("bug") NOT ("a feature")"#)
+        #expect(expression("or and not") == #""or" AND "and" AND "not""#, "lower-case operators are words")
+    }
+
+    @Test func punctuationLoneQuotesColonsAndEmptyInput() {
+        #expect(expression("") == nil)
+        #expect(expression("   ") == nil)
+        #expect(expression("!!! ??? ...") == nil)
+        #expect(expression(#"""#) == nil)
+        #expect(expression("-feature") == nil, "exclusion alone matches nothing")
+        #expect(expression("OR OR") == nil)
+        #expect(expression(#"unbalanced "quote here"#) == #""unbalanced" AND "quote here""#)
+        #expect(expression("title:kernel") == #""title kernel""#)
+        #expect(expression("e-mail") == #""e mail""#)
+        #expect(expression("(a) ^b {c} NEAR(d)") == #""a" AND "^b" AND "c" AND "NEAR d""#)
+    }
+
+    @Test func longInputIsBounded() {
+        let text = Array(repeating: "word", count: 10_000).joined(separator: " ")
+        let terms = expression(text)!.components(separatedBy: " AND ").count
+        #expect(terms == SearchQuery.maximumTerms)
+    }
+
+    @Test func rawQueriesPassThrough() throws {
+        #expect(try SearchQuery(raw: "title: kernel NEAR(a b)").expression == "title: kernel NEAR(a b)")
+        #expect(throws: SearchlightError.self) { try SearchQuery(raw: "  ") }
+    }
+}
