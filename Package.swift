@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "SearchlightHistory", targets: ["SearchlightHistory"]),
         .library(name: "Searchlight", targets: ["Searchlight"]),
+        .executable(name: "searchlight", targets: ["searchlight"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -31,7 +32,18 @@ let package = Package(
         ),
         .target(
             name: "SearchlightDemoData",
+            dependencies: ["SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("Resources/jargon.jsonl"), .copy("Resources/JARGON-COPYRIGHT.txt")]
+        ),
+        .executableTarget(
+            name: "searchlight",
+            dependencies: [
+                "Searchlight",
+                "SearchlightHistory",
+                "SearchlightDemoData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "searchlight-bench",
@@ -49,6 +61,10 @@ let package = Package(
         .testTarget(
             name: "SearchlightHistoryTests",
             dependencies: ["SearchlightHistory", "SearchlightTestSupport"]
+        ),
+        .testTarget(
+            name: "searchlightTests",
+            dependencies: ["searchlight", "SearchlightTestSupport", "SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "SearchlightTests",

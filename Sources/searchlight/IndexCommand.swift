@@ -1,0 +1,16 @@
+import ArgumentParser
+import Searchlight
+
+struct IndexCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "index", abstract: "Bring the index up to date once and print what was done.")
+
+    @OptionGroup var options: StoreOptions
+
+    func run() throws {
+        let store = try options.openStore()
+        let summary = try Indexer(store: store, configuration: options.indexerConfiguration()).indexPendingChanges()
+        if let reason = summary.rebuildReason { print("Rebuilt the index (\(reason)).") }
+        print("Processed \(summary.changes) changes: \(summary.upserted) documents upserted, \(summary.removed) removed; token \(summary.token).")
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import Searchlight
+import SearchlightHistory
+import Synchronization
+
+/// Formatting shared by the commands: results to stdout, messages and logs to stderr.
+enum Output {
+    private static let logging = Mutex(false)
+
+    static func bootstrapLogging(_ level: Logger.Level) {
+        logging.withLock { done in
+            guard !done else { return }
+            done = true
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        }
+    }
+
+    /// One line on stderr.
+    static func error(_ message: String) {
+        let line = message.replacingOccurrences(of: "\n", with: " ")
+        FileHandle.standardError.write(Data("searchlight: error: \(line)\n".utf8))
+    }
+
+    static func note(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    /// The message of an error, for people: never a stack trace or a type dump.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as SearchlightError: error.message
+        case let error as HistoryError: error.message
+        case let error as LocalizedError: error.errorDescription ?? "\(error)"
+        default: "\(error)"
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Aligned columns, the first row being the header.
+    static func table(_ rows: [[String]]) -> String {
+        guard let header = rows.first else { return "" }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    /// Text on one line, at most `width` characters.
+    static func clip(_ text: String, _ width: Int) -> String {
+        let flat = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return flat.count <= width ? flat : String(flat.prefix(width - 1)) + "…"
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import Searchlight
+import SearchlightHistory
+
+struct ReindexCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reindex",
+        abstract: "Rebuild the index from scratch while searches go on, or reindex only the given ids.")
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("id"), help: "Reindex only this object id (repeat for several).")
+    var ids: [String] = []
+
+    @Option(help: "With --id: the entity of the ids (default: every entity).")
+    var entity: String?
+
+    func run() throws {
+        let store = try options.openStore()
+        let indexer = try Indexer(store: store, configuration: options.indexerConfiguration())
+        if ids.isEmpty {
+            let bar = ProgressBar(enabled: isatty(STDERR_FILENO) != 0)
+            let summary = try indexer.reindex { bar.show($0.done, of: $0.total) }
+            bar.finish()
+            print("Rebuilt the index: \(summary.upserted) documents; then applied \(summary.changes) later changes; token \(summary.token).")
+            return
+        }
+        // An id given as text may be an INTEGER or a TEXT key: reindexing both is harmless.
+        let objectIDs = ids.flatMap { id in Int64(id).map { [ObjectID.integer($0), .text(id)] } ?? [.text(id)] }
+        let names = entity.map { [$0] } ?? store.model.entities.map(\.name)
+        var upserted = 0, removed = 0
+        for name in names {
+            let summary = try indexer.reindex(ids: objectIDs, entity: name)
+            upserted += summary.upserted
+            removed += summary.removed
+        }
+        print("Reindexed \(ids.count) ids: \(upserted) documents upserted, \(removed) removed.")
+    }
+}
+
+/// A one-line progress bar on stderr, shown only on a terminal.
+final class ProgressBar: @unchecked Sendable {
+    private let enabled: Bool
+    private let lock = NSLock()
+    private var last = -1
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func show(_ done: Int, of total: Int) {
+        guard enabled else { return }
+        let percent = total == 0 ? 100 : done * 100 / total
+        lock.withLock {
+            guard percent != last else { return }
+            last = percent
+            let filled = percent / 4
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 25 - filled)
+            FileHandle.standardError.write(Data("\rReindexing [\(bar)] \(percent)% \(done)/\(total)".utf8))
+        }
+    }
+
+    func finish() {
+        if enabled && last >= 0 { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

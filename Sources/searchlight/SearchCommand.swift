@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import Searchlight
+import SearchlightHistory
+
+struct SearchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search", abstract: "Search the index (any text is safe; --raw takes FTS5 syntax).")
+
+    @OptionGroup var options: StoreOptions
+
+    @Argument(help: "What to search for: words, \"phrases\", OR, -excluded, prefix*.")
+    var query: String
+
+    @Option(name: .customLong("entity"), help: "Only this entity (repeat for several).")
+    var entities: [String] = []
+
+    @Option(help: "At most this many hits (0: no limit).")
+    var limit = 20
+
+    @Option(help: "Skip this many hits.")
+    var offset = 0
+
+    @Flag(help: "Treat the last word as a prefix (as-you-type).")
+    var prefix = false
+
+    @Flag(help: "Pass the query to FTS5 as-is.")
+    var raw = false
+
+    @Option(help: "Output format: table, json, jsonl or csv.")
+    var format: OutputFormat = .table
+
+    func validate() throws {
+        if limit < 0 { throw ValidationError("--limit must not be negative") }
+        if offset < 0 { throw ValidationError("--offset must not be negative") }
+        if ![.table, .json, .jsonl, .csv].contains(format) { throw ValidationError("--format must be table, json, jsonl or csv") }
+    }
+
+    /// A hit as scripts read it.
+    struct Hit: Encodable {
+        var entity: String
+        var id: ObjectID
+        var title: String?
+        var snippet: String
+        var score: Double
+
+        init(_ hit: SearchHit) {
+            entity = hit.entity; id = hit.objectID; title = hit.title; snippet = hit.snippet; score = hit.score
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            enum Key: String, CodingKey { case entity, id, title, snippet, score }
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(entity, forKey: .entity)
+            try container.encode(id, forKey: .id)
+            try container.encode(title, forKey: .title) // null when the entity has no title
+            try container.encode(snippet, forKey: .snippet)
+            try container.encode(score, forKey: .score)
+        }
+    }
+
+    func run() throws {
+        let store = try options.openStore()
+        let index = SearchIndex(store: store)
+        let entitySet = entities.isEmpty ? nil : Set(entities)
+        let limit = self.limit == 0 ? nil : self.limit
+        let results = raw
+            ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset)
+            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset)
+        switch format {
+        case .json:
+            struct Page: Encodable { var total: Int; var hits: [Hit] }
+            print(try Output.json(Page(total: results.total, hits: results.hits.map(Hit.init))))
+        case .jsonl:
+            for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
+        case .csv:
+            print("entity,id,title,snippet,score")
+            for hit in results.hits {
+                print([hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
+            }
+        default:
+            var rows = [["SCORE", "ENTITY", "ID", "TITLE", "SNIPPET"]]
+            for hit in results.hits {
+                rows.append([String(format: "%.2f", hit.score), hit.entity, hit.objectID.description,
+                             Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
+            }
+            print(Output.table(rows))
+            print("\(results.hits.count) of \(results.total) matches")
+        }
+    }
+}

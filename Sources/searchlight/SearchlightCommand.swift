@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import Searchlight
+import SearchlightHistory
+
+/// The root command only configures; each subcommand lives in its own file.
+@main
+struct SearchlightCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "searchlight",
+        abstract: "Full-text search that follows every change to an SQLite database.",
+        version: "0.1.0",
+        subcommands: [
+            InitCommand.self, IndexCommand.self, WatchCommand.self, SearchCommand.self, ReindexCommand.self,
+            VerifyCommand.self, StatusCommand.self, HistoryCommand.self, CleanupCommand.self, DemoCommand.self,
+        ])
+
+    /// Exit codes: 0 success, 1 a user or runtime error (one line on stderr), 2 a usage error.
+    static func main() async {
+        do {
+            let command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                var command = command
+                try command.run()
+            }
+        } catch let error as SearchlightError {
+            fail(error.message)
+        } catch let error as HistoryError {
+            fail(error.message)
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
+        } catch {
+            // Help and version requests, and usage errors, come from ArgumentParser; it also
+            // handles them when `parseAsRoot` returns its built-in help command.
+            switch exitCode(for: error) {
+            case .success:
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            case .validationFailure:
+                let message = fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "invalid usage"
+                Output.error(message.replacingOccurrences(of: "Error: ", with: "") + usageHint(for: error))
+                Foundation.exit(2)
+            default:
+                fail(Output.describe(error))
+            }
+        }
+    }
+
+    private static func fail(_ message: String) -> Never {
+        Output.error(message)
+        Foundation.exit(1)
+    }
+
+    private static func usageHint(for error: any Error) -> String {
+        " (see 'searchlight help')"
+    }
+}

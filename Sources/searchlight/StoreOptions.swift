@@ -1,0 +1,34 @@
+import ArgumentParser
+import Logging
+import Searchlight
+import SearchlightHistory
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Options every command takes: the database, and how much to log.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "The SQLite database.")
+    var db: String
+
+    @Option(help: "Log level on stderr (trace, debug, info, notice, warning, error, critical).")
+    var logLevel: Logger.Level = .info
+
+    /// Sets up logging to stderr and opens the store with the model saved by `init`.
+    func openStore() throws -> HistoryStore {
+        Output.bootstrapLogging(logLevel)
+        var configuration = HistoryStore.Configuration()
+        configuration.logger = Logger(label: "searchlight")
+        return try HistoryStore(path: db, configuration: configuration)
+    }
+
+    func indexerConfiguration() -> Indexer.Configuration {
+        var configuration = Indexer.Configuration()
+        configuration.logger = Logger(label: "searchlight.indexer")
+        return configuration
+    }
+}
+
+/// How results are printed.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json, jsonl, csv, text
+}

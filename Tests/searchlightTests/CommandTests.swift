@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+import Testing
+import SearchlightTestSupport
+
+@Suite struct CommandTests {
+    @Test func initOnAFreshDatabaseInstallsAndIndexes() throws {
+        let (db, model) = try CLI.workspace()
+        let result = try CLI.run(["init", "--db", db.path, "--model", model])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("2 documents"))
+        // Later commands need only --db; init again is idempotent.
+        #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        #expect(try CLI.run(["search", "--db", db.path, "kernel", "--format", "jsonl"]).stdout.contains("\"id\":1"))
+    }
+
+    @Test func searchOutputParsesInEveryFormat() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let jsonl = try CLI.run(["search", "--db", db.path, "kernel OR hacker", "--format", "jsonl"])
+        let hits = try jsonl.stdout.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        #expect(hits.count == 2)
+        for hit in hits { #expect(Set(hit.keys).isSuperset(of: ["entity", "id", "title", "snippet", "score"])) }
+        let json = try JSONSerialization.jsonObject(with: Data(try CLI.run(["search", "--db", db.path, "kernel", "--format", "json"]).stdout.utf8)) as! [String: Any]
+        #expect(json["total"] as? Int == 1)
+        #expect((json["hits"] as? [[String: Any]])?.first?["title"] as? String == "Kernel panic")
+        let csv = try CLI.run(["search", "--db", db.path, "kernel", "--format", "csv"]).stdout.split(separator: "\n")
+        #expect(csv.first == "entity,id,title,snippet,score")
+        #expect(csv.count == 2 && csv[1].hasPrefix("Note,1,Kernel panic,"))
+        let table = try CLI.run(["search", "--db", db.path, "kern", "--prefix"])
+        #expect(table.stdout.contains("Kernel panic") && table.stdout.contains("1 of 1 matches"))
+        // --limit 0 means no limit.
+        try db.shell("WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 40) INSERT INTO notes SELECT i, 'bulk note', '' FROM n;")
+        try CLI.run(["index", "--db", db.path])
+        #expect(try CLI.run(["search", "--db", db.path, "bulk", "--format", "jsonl"]).stdout.split(separator: "\n").count == 20)
+        #expect(try CLI.run(["search", "--db", db.path, "bulk", "--format", "jsonl", "--limit", "0"]).stdout.split(separator: "\n").count == 31)
+    }
+
+    @Test func foreignWritesShowUpAfterIndexAndInHistoryWithANullAuthor() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        try db.shell("INSERT INTO notes VALUES (3, 'Foreign words', 'written by sqlite3'); DELETE FROM notes WHERE id = 1;")
+        let index = try CLI.run(["index", "--db", db.path])
+        #expect(index.status == 0)
+        #expect(index.stdout.contains("1 documents upserted, 1 removed"))
+        #expect(try CLI.run(["search", "--db", db.path, "foreign", "--format", "jsonl"]).stdout.contains("\"id\":3"))
+        #expect(try CLI.run(["search", "--db", db.path, "kernel", "--format", "jsonl"]).stdout.isEmpty)
+        let lines = try CLI.run(["history", "--db", db.path, "--format", "jsonl"]).stdout.split(separator: "\n")
+        let transactions = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        #expect(transactions.count == 2)
+        for transaction in transactions {
+            #expect(transaction["author"] is NSNull)
+            #expect(transaction["token"] is Int && transaction["timestamp"] is String)
+        }
+        let changes = transactions.flatMap { $0["changes"] as! [[String: Any]] }
+        #expect(changes.map { $0["type"] as? String } == ["insert", "delete"])
+        #expect((changes[1]["tombstone"] as? [String: Any])?["title"] as? String == "Kernel panic")
+    }
+
+    @Test func watchPicksUpAnotherProcessWithinASecondAndExitsOnSIGTERM() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let watch = CLI.start(["watch", "--db", db.path])
+        defer { if watch.process.isRunning { watch.process.terminate() } }
+        Thread.sleep(forTimeInterval: 0.5) // let it start
+        try db.shell("INSERT INTO notes VALUES (7, 'Watched write', '');")
+        let written = Date()
+        let queue = try DatabaseQueue(path: db.path)
+        var found = false
+        while Date().timeIntervalSince(written) < 5 {
+            // The watcher's checkpoint reaches the head once the write is indexed.
+            let (checkpoint, head) = try queue.read { db in
+                (try Int64.fetchOne(db, sql: "SELECT token FROM searchlight_consumer WHERE author = 'searchlight.indexer'") ?? 0,
+                 try Int64.fetchOne(db, sql: "SELECT max(token) FROM searchlight_log") ?? 0)
+            }
+            if checkpoint >= head { found = true; break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let latency = Date().timeIntervalSince(written)
+        #expect(found)
+        #expect(latency < 1, "indexed \(latency) s after the write")
+        #expect(try CLI.run(["search", "--db", db.path, "watched", "--format", "jsonl"]).stdout.contains("\"id\":7"))
+        watch.process.terminate() // SIGTERM
+        let result = try CLI.finish(watch)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test func verifyDetectsADocumentRemovedByHandAndRepairFixesIt() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        #expect(try CLI.run(["verify", "--db", db.path]).status == 0)
+        try db.shell("""
+            DELETE FROM searchlight_fts_1_g1 WHERE rowid = (SELECT id FROM searchlight_document_g1 WHERE object_id = 2);
+            DELETE FROM searchlight_document_g1 WHERE object_id = 2;
+            """)
+        let broken = try CLI.run(["verify", "--db", db.path, "--format", "json"])
+        #expect(broken.status == 1)
+        let report = try JSONSerialization.jsonObject(with: Data(broken.stdout.utf8)) as! [String: Any]
+        #expect(report["consistent"] as? Bool == false)
+        let entity = (report["entities"] as! [[String: Any]])[0]
+        #expect(entity["missing"] as? [Int] == [2])
+        let repaired = try CLI.run(["verify", "--db", db.path, "--repair"])
+        #expect(repaired.status == 0, "\(repaired.stdout)")
+        #expect(try CLI.run(["verify", "--db", db.path]).status == 0)
+        #expect(try CLI.run(["search", "--db", db.path, "ethic", "--format", "jsonl"]).stdout.contains("\"id\":2"))
+    }
+
+    @Test func statusAndCleanupReport() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        try db.shell("INSERT INTO notes VALUES (3, 'x', ''); INSERT INTO notes VALUES (4, 'y', '');")
+        let status = try JSONSerialization.jsonObject(with: Data(try CLI.run(["status", "--db", db.path, "--format", "json"]).stdout.utf8)) as! [String: Any]
+        for key in ["headToken", "consumers", "documents", "documentsByEntity", "historyTransactions", "historyChanges"] {
+            #expect(status[key] != nil, "missing \(key)")
+        }
+        let consumer = (status["consumers"] as! [[String: Any]])[0]
+        #expect(consumer["author"] as? String == "searchlight.indexer")
+        #expect(consumer["lag"] as? Int == 2)
+        #expect(consumer["expired"] as? Bool == false)
+        let dry = try CLI.run(["cleanup", "--db", db.path, "--dry-run"])
+        #expect(dry.stdout.contains("Nothing to delete") && dry.stdout.contains("searchlight.indexer"))
+        try CLI.run(["index", "--db", db.path])
+        #expect(try CLI.run(["cleanup", "--db", db.path]).stdout.contains("Deleted 2 transactions"))
+    }
+
+    @Test(arguments: [
+        (["search", "--db", "/nonexistent/nothing.sqlite", "x"], "no database"),
+        (["search", "--db", "DB", "x", "--entity", "Nope"], "unknown entity"),
+        (["search", "--db", "DB", "--raw", "kernel AND ("], "syntax error"),
+        (["status", "--db", "NOTDB"], "not an SQLite database"),
+        (["init", "--db", "DB", "--model", "BADMODEL"], "invalid model"),
+        (["init", "--db", "DB", "--model", "BADTABLE"], "no table named"),
+    ])
+    func errorsGiveExitOneAndOneLine(arguments: [String], message: String) throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let notDB = db.directory.appendingPathComponent("not.sqlite").path
+        try Data(String(repeating: "not a database ", count: 20).utf8).write(to: URL(fileURLWithPath: notDB))
+        let badModel = db.directory.appendingPathComponent("bad.json").path
+        try Data(#"{"entities": [{"name": "Note", "table": "notes"}]}"#.utf8).write(to: URL(fileURLWithPath: badModel))
+        let badTable = db.directory.appendingPathComponent("badtable.json").path
+        try Data(#"{"entities": [{"name": "Ghost", "table": "ghosts", "primaryKey": "id"}]}"#.utf8).write(to: URL(fileURLWithPath: badTable))
+        let resolved = arguments.map { ["DB": db.path, "NOTDB": notDB, "BADMODEL": badModel, "BADTABLE": badTable][$0] ?? $0 }
+        let result = try CLI.run(resolved)
+        #expect(result.status == 1)
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("Stack"))
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        #expect(try CLI.run(["search"]).status == 2)
+        #expect(try CLI.run(["frobnicate"]).status == 2)
+        #expect(try CLI.run(["search", "--db", "x", "q", "--format", "xml"]).status == 2)
+        let help = try CLI.run(["search", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE"))
+        #expect(try CLI.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+    }
+
+    @Test func demoRunsWithNoSetup() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-demo-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["demo", "--db", directory.appendingPathComponent("demo.sqlite").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Indexed 2307 documents"))
+        #expect(result.stdout.contains("search searchl*: 0 → 1 matches"))
+        #expect(result.stdout.contains("the index equals the source"))
+    }
+}
