@@ -7,7 +7,7 @@ struct SearchlightBench: ParsableCommand {
         commandName: "searchlight-bench",
         abstract: "Measures Searchlight against what users would otherwise do, side by side in one run.")
 
-    @Option(help: "A corpus as JSON lines ({\"id\", \"title\", \"body\"}), optionally gzipped.")
+    @Option(help: "A corpus as JSON lines ({\"id\", \"title\", \"body\"}), optionally gzipped, or a WordNet directory (/usr/share/wordnet).")
     var corpus: String
 
     @Option(help: "Use at most this many documents of the corpus.")
