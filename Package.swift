@@ -48,6 +48,7 @@ let package = Package(
         .executableTarget(
             name: "searchlight-bench",
             dependencies: [
+                "Searchlight",
                 "SearchlightHistory",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -25,15 +25,39 @@ struct SearchlightBench: ParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    @Option(help: "Run only these scenarios (1-6, repeatable).")
+    var scenario: [Int] = []
+
+    @Option(help: "Writes in the freshness scenario.")
+    var freshnessWrites = 300
+
+    @Option(help: "History changes purged in the cleanup scenario.")
+    var cleanupChanges = 1_000_000
+
+    @Option(help: .hidden)
+    var rebuildChild: String?
+
     func run() throws {
+        if let rebuildChild { return try Indexing.rebuildChild(rebuildChild) }
         let documents = try Corpus.load(corpus, limit: limit)
+        let chosen = Set(scenario.isEmpty ? Array(1...6) : scenario)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
         var report = Report(
             date: formatter.string(from: Date()),
             machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB",
             corpus: URL(fileURLWithPath: corpus).lastPathComponent, documents: documents.count)
-        report.figures += try WriteOverhead.run(documents, singleRowCount: singleRows, bulkCount: bulkRows, rounds: rounds)
+        func step(_ number: Int, _ name: String, _ body: () throws -> [Figure]) throws {
+            guard chosen.contains(number) else { return }
+            FileHandle.standardError.write(Data("scenario \(number): \(name)…\n".utf8))
+            report.figures += try body()
+        }
+        try step(1, "write overhead") { try WriteOverhead.run(documents, singleRowCount: singleRows, bulkCount: bulkRows, rounds: rounds) }
+        try step(2, "incremental indexing") { try Indexing.run(documents) }
+        try step(3, "full reindex") { try Indexing.rebuild(documents, corpus: corpus, limit: limit) }
+        try step(4, "freshness") { try Freshness.run(documents, writes: freshnessWrites, rate: 50) }
+        try step(5, "search latency") { try SearchLatency.run(documents) }
+        try step(6, "cleanup") { try Cleanup.run(changes: cleanupChanges) }
         print(report.table())
         if let json {
             let encoder = JSONEncoder()

@@ -35,13 +35,21 @@ package struct IndexSchema: Sendable {
             """,
         ]
         for entity in entities {
+            let fts = SQLQuoting.identifier(ftsTable(entity.id))
             let columns = entity.fieldColumns.map(SQLQuoting.identifier).joined(separator: ", ")
             statements.append("""
-                CREATE VIRTUAL TABLE \(SQLQuoting.identifier(ftsTable(entity.id))) USING fts5(\(columns), \
+                CREATE VIRTUAL TABLE \(fts) USING fts5(\(columns), \
                 tokenize = \(SQLQuoting.literal(tokenizer)), prefix = \(SQLQuoting.literal(Self.prefixes)))
                 """)
+            // Rank with the fields' weights, so that `ORDER BY rank` uses FTS5's own sorting.
+            statements.append("INSERT INTO \(fts)(\(fts), rank) VALUES ('rank', \(SQLQuoting.literal(Self.rankFunction(entity))))")
         }
         return statements
+    }
+
+    /// `bm25(10.0, 1.0)`: the weights are numbers from the model, never user text.
+    package static func rankFunction(_ entity: IndexedEntity) -> String {
+        "bm25(" + entity.weights.map { String($0) }.joined(separator: ", ") + ")"
     }
 
     /// The live generation, or nil if the index was never built.

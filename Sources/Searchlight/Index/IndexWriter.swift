@@ -6,6 +6,34 @@ import SearchlightHistory
 package struct IndexWriter {
     package var schema: IndexSchema
     package var sources: [Int64: DocumentSource]
+    /// The statements of each entity, built once per writer (not once per document).
+    private var statements: [Int64: SQLText] = [:]
+
+    private struct SQLText {
+        var insertDocument: String
+        var insertText: String
+        var updateText: String
+        var findDocument: String
+        var deleteText: String
+        var deleteDocument: String
+    }
+
+    package init(schema: IndexSchema, sources: [Int64: DocumentSource]) {
+        self.schema = schema
+        self.sources = sources
+        let documents = SQLQuoting.identifier(schema.documentTable)
+        for (entityID, source) in sources {
+            let fts = SQLQuoting.identifier(schema.ftsTable(entityID))
+            let columns = source.entity.fieldColumns.map(SQLQuoting.identifier)
+            statements[entityID] = SQLText(
+                insertDocument: "INSERT INTO \(documents)(\"entity_id\", \"object_id\") VALUES (?, ?)",
+                insertText: "INSERT INTO \(fts)(rowid, \(columns.joined(separator: ", "))) VALUES (?, \(databaseQuestionMarks(count: columns.count)))",
+                updateText: "UPDATE \(fts) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE rowid = ?",
+                findDocument: "SELECT \"id\" FROM \(documents) WHERE \"entity_id\" = ? AND \"object_id\" = ?",
+                deleteText: "DELETE FROM \(fts) WHERE rowid = ?",
+                deleteDocument: "DELETE FROM \(documents) WHERE \"id\" = ?")
+        }
+    }
 
     /// What a write did.
     package struct Counts: Sendable, Hashable {
@@ -29,35 +57,30 @@ package struct IndexWriter {
         return counts
     }
 
+    /// Stores an object's text, replacing what the index held for it.
     package func upsert(_ id: ObjectID, fields: [String], entityID: Int64, _ db: Database) throws {
-        let fts = SQLQuoting.identifier(schema.ftsTable(entityID))
-        let documents = SQLQuoting.identifier(schema.documentTable)
-        let columns = sources[entityID]!.entity.fieldColumns.map(SQLQuoting.identifier)
-        if let rowid = try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT "id" FROM \(documents) WHERE "entity_id" = ? AND "object_id" = ?
-            """), arguments: [entityID, id]) {
-            let assignments = columns.map { "\($0) = ?" }.joined(separator: ", ")
-            try db.cachedStatement(sql: "UPDATE \(fts) SET \(assignments) WHERE rowid = ?")
-                .execute(arguments: StatementArguments(fields) + [rowid])
+        let sql = statements[entityID]!
+        if let rowid = try Int64.fetchOne(db.cachedStatement(sql: sql.findDocument), arguments: [entityID, id]) {
+            try db.cachedStatement(sql: sql.updateText).execute(arguments: StatementArguments(fields) + [rowid])
         } else {
-            try db.cachedStatement(sql: "INSERT INTO \(documents)(\"entity_id\", \"object_id\") VALUES (?, ?)")
-                .execute(arguments: [entityID, id])
-            let rowid = db.lastInsertedRowID
-            try db.cachedStatement(sql: """
-                INSERT INTO \(fts)(rowid, \(columns.joined(separator: ", "))) VALUES (?, \(databaseQuestionMarks(count: columns.count)))
-                """).execute(arguments: [rowid] + StatementArguments(fields))
+            try insertNew(id, fields: fields, entityID: entityID, db)
         }
+    }
+
+    /// Adds an object the index does not hold yet (a rebuild fills empty tables this way).
+    package func insertNew(_ id: ObjectID, fields: [String], entityID: Int64, _ db: Database) throws {
+        let sql = statements[entityID]!
+        try db.cachedStatement(sql: sql.insertDocument).execute(arguments: [entityID, id])
+        try db.cachedStatement(sql: sql.insertText).execute(arguments: [db.lastInsertedRowID] + StatementArguments(fields))
     }
 
     /// Removes an object; false if it was not indexed.
     @discardableResult
     package func remove(_ id: ObjectID, entityID: Int64, _ db: Database) throws -> Bool {
-        let documents = SQLQuoting.identifier(schema.documentTable)
-        guard let rowid = try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT "id" FROM \(documents) WHERE "entity_id" = ? AND "object_id" = ?
-            """), arguments: [entityID, id]) else { return false }
-        try db.cachedStatement(sql: "DELETE FROM \(SQLQuoting.identifier(schema.ftsTable(entityID))) WHERE rowid = ?").execute(arguments: [rowid])
-        try db.cachedStatement(sql: "DELETE FROM \(documents) WHERE \"id\" = ?").execute(arguments: [rowid])
+        let sql = statements[entityID]!
+        guard let rowid = try Int64.fetchOne(db.cachedStatement(sql: sql.findDocument), arguments: [entityID, id]) else { return false }
+        try db.cachedStatement(sql: sql.deleteText).execute(arguments: [rowid])
+        try db.cachedStatement(sql: sql.deleteDocument).execute(arguments: [rowid])
         return true
     }
 }

@@ -52,12 +52,13 @@ package struct DocumentSource: Sendable {
         return "SELECT \(key), \(columns) FROM \(table) WHERE \(condition)"
     }
 
-    /// Reads the current rows of `ids` and returns their documents; a missing or excluded
-    /// object maps to nil.
-    package func documents(for ids: [ObjectID], _ db: Database) throws -> [ObjectID: [String]?] {
+    /// Reads the current rows of `ids` and returns their documents in key order (which keeps
+    /// the index's page accesses local); a missing or excluded object maps to nil.
+    package func documents(for ids: [ObjectID], _ db: Database) throws -> [(ObjectID, [String]?)] {
         var result: [ObjectID: [String]?] = [:]
         for id in ids { result[id] = .some(nil) }
         let key = SQLQuoting.identifier(entity.entity.primaryKey)
+        let ids = ids.sorted()
         for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
             let placeholders = databaseQuestionMarks(count: chunk.count)
             let rows = try Row.fetchCursor(db, sql: selectSQL(where: "\(key) IN (\(placeholders))"), arguments: StatementArguments(chunk))
@@ -66,12 +67,13 @@ package struct DocumentSource: Sendable {
                 result[id] = .some(try fields(of: row, db))
             }
         }
-        return result
+        return ids.map { ($0, result[$0] ?? nil) }
     }
 
     /// Text as the index stores it: NFC, so that composed and decomposed forms match.
     package static func normalize(_ text: String) -> String {
-        text.precomposedStringWithCanonicalMapping
+        // ASCII is already NFC; most text is, and normalizing costs more than indexing it.
+        text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCanonicalMapping
     }
 
     private static func text(_ value: DatabaseValue) -> String {

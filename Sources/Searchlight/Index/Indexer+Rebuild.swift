@@ -88,7 +88,7 @@ extension Indexer {
                         var inserted = 0
                         for row in rows {
                             guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }
-                            try writer.upsert(id, fields: fields, entityID: entity.id, db)
+                            try writer.insertNew(id, fields: fields, entityID: entity.id, db)
                             inserted += 1
                         }
                         return (rows.count, rows.last?[0], inserted)

@@ -16,7 +16,7 @@ extension Indexer {
                 for (index, entity) in model.entities.enumerated() where !entity.fields.isEmpty {
                     let indexed = IndexedEntity(entity: entity, id: Int64(index + 1))
                     for statement in IndexSchema(generation: 1).createStatements(for: [indexed], tokenizer: model.tokenizer)
-                    where statement.contains("fts5") {
+                    where !statement.hasPrefix("CREATE TABLE") {
                         try db.execute(sql: statement)
                     }
                 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SearchlightHistory
+import Synchronization
 
 /// Searches the index that an ``Indexer`` maintains.
 ///
@@ -15,10 +16,11 @@ import SearchlightHistory
 /// one, a search runs:
 /// ```sql
 /// SELECT count(*) FROM searchlight_fts_<entity> WHERE searchlight_fts_<entity> MATCH ?;
-/// SELECT rowid, bm25(searchlight_fts_<entity>, ?, …) AS score FROM searchlight_fts_<entity>
-///   WHERE searchlight_fts_<entity> MATCH ? ORDER BY score, rowid LIMIT ?;
+/// SELECT rowid, rank FROM searchlight_fts_<entity>       -- rank: bm25 with the field weights
+///   WHERE searchlight_fts_<entity> MATCH ? ORDER BY rank, rowid LIMIT ?;
 /// ```
-/// and then fetches snippets and object ids for the requested page only.
+/// When an entity has few matches, snippets and object ids come with the ranking query;
+/// otherwise they are fetched for the requested page only, in one query per entity.
 public final class SearchIndex: Sendable {
     /// How snippets look.
     public struct Options: Hashable, Sendable {
@@ -33,6 +35,7 @@ public final class SearchIndex: Sendable {
 
     public let store: HistoryStore
     public let options: Options
+    private let cache = Mutex<[IndexedEntity]?>(nil)
 
     public init(store: HistoryStore, options: Options = .init()) {
         self.store = store
@@ -82,37 +85,53 @@ public final class SearchIndex: Sendable {
         var score: Double
         var entity: IndexedEntity
         var rowid: Int64
+        var hit: SearchHit?
     }
+
+    /// Below this many matches in an entity, snippets are computed in the ranking query itself;
+    /// above it, only for the requested page (snippets cost more than ranking).
+    static let inlineSnippetLimit = 200
 
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, _ db: Database) throws -> SearchResults {
         guard let schema = try IndexSchema.live(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
-        let entities = try IndexedEntity.resolve(store.model, db).filter { names?.contains($0.entity.name) ?? true }
+        let entities = try resolvedEntities(db).filter { names?.contains($0.entity.name) ?? true }
         let needed = limit.map { offset + $0 }
+        let documents = SQLQuoting.identifier(schema.documentTable)
+        let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(options.snippetTokens, 1), 64)]
         var total = 0
         var candidates: [Candidate] = []
         var columnErrors: [DatabaseError] = []
         for entity in entities {
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
+            let count: Int
             do {
-                total += try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [query.expression]) ?? 0
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [query.expression]) ?? 0
             } catch let error as DatabaseError where query.isRaw && (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
                 continue
             }
-            if needed == 0 { continue }
-            let weights = databaseQuestionMarks(count: entity.weights.count)
-            var sql = "SELECT rowid, bm25(\(fts), \(weights)) AS score FROM \(fts) WHERE \(fts) MATCH ? ORDER BY score, rowid"
-            var arguments = StatementArguments(entity.weights) + [query.expression]
+            total += count
+            if needed == 0 || count == 0 { continue }
+            let inline = count <= Self.inlineSnippetLimit
+            let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
+            let columns = inline ? ", snippet(\(fts), -1, ?, ?, ?, ?), \(title), d.\"object_id\"" : ""
+            let join = inline ? " CROSS JOIN \(documents) d ON d.\"id\" = \(fts).rowid" : ""
+            var sql = "SELECT \(fts).rowid, rank\(columns) FROM \(fts)\(join) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
+            var arguments: StatementArguments = (inline ? snippetArguments : []) + [query.expression]
             if let needed {
                 sql += " LIMIT ?"
                 arguments += [needed]
             }
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let row = try rows.next() {
-                candidates.append(Candidate(score: row[1], entity: entity, rowid: row[0]))
+                var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
+                if inline, let objectID = ObjectID.fromDatabaseValue(row[4]) {
+                    candidate.hit = SearchHit(entity: entity.entity.name, objectID: objectID, title: row[3], snippet: row[2] ?? "", score: -candidate.score)
+                }
+                candidates.append(candidate)
             }
         }
         if let error = columnErrors.first, columnErrors.count == entities.count { throw error }
@@ -121,23 +140,36 @@ public final class SearchIndex: Sendable {
             if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
             return a.rowid < b.rowid
         }
-        let page = candidates.dropFirst(offset).prefix(limit ?? Int.max)
-        let documents = SQLQuoting.identifier(schema.documentTable)
-        let hits = try page.map { candidate -> SearchHit in
-            let fts = SQLQuoting.identifier(schema.ftsTable(candidate.entity.id))
-            let title = candidate.entity.titleIndex.map { SQLQuoting.identifier(candidate.entity.fieldColumns[$0]) } ?? "NULL"
-            let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT snippet(\(fts), -1, ?, ?, ?, ?), \(title), d."object_id"
+        var page = Array(candidates.dropFirst(offset).prefix(limit ?? Int.max))
+        // Snippets for the rest of the page: one query per entity.
+        for entity in entities {
+            let missing = page.indices.filter { page[$0].hit == nil && page[$0].entity.id == entity.id }
+            guard !missing.isEmpty else { continue }
+            let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
+            let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
+            let rowids = missing.map { page[$0].rowid }
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT \(fts).rowid, snippet(\(fts), -1, ?, ?, ?, ?), \(title), d."object_id"
                 FROM \(fts) CROSS JOIN \(documents) d ON d."id" = \(fts).rowid
-                WHERE \(fts) MATCH ? AND \(fts).rowid = ?
-                """), arguments: [options.highlightStart, options.highlightEnd, options.ellipsis,
-                                  min(max(options.snippetTokens, 1), 64), query.expression, candidate.rowid])
-            guard let row, let objectID = ObjectID.fromDatabaseValue(row[2]) else {
-                throw SearchlightError(.databaseError, "the index lost document \(candidate.rowid) during a search")
+                WHERE \(fts) MATCH ? AND \(fts).rowid IN (\(databaseQuestionMarks(count: rowids.count)))
+                """, arguments: snippetArguments + [query.expression] + StatementArguments(rowids))
+            var byRowid: [Int64: Row] = [:]
+            for row in rows { byRowid[row[0]] = row }
+            for index in missing {
+                guard let row = byRowid[page[index].rowid], let objectID = ObjectID.fromDatabaseValue(row[3]) else {
+                    throw SearchlightError(.databaseError, "the index lost document \(page[index].rowid) during a search")
+                }
+                page[index].hit = SearchHit(entity: entity.entity.name, objectID: objectID, title: row[2], snippet: row[1] ?? "", score: -page[index].score)
             }
-            return SearchHit(entity: candidate.entity.entity.name, objectID: objectID, title: row[1],
-                             snippet: row[0] ?? "", score: -candidate.score)
         }
-        return SearchResults(total: total, hits: hits)
+        return SearchResults(total: total, hits: page.compactMap(\.hit))
+    }
+
+    /// Entity ids never change once installed: resolve them once.
+    private func resolvedEntities(_ db: Database) throws -> [IndexedEntity] {
+        if let cached = cache.withLock({ $0 }) { return cached }
+        let entities = try IndexedEntity.resolve(store.model, db)
+        cache.withLock { $0 = entities }
+        return entities
     }
 }

@@ -30,7 +30,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses any user text; `nil` when it holds nothing to search for.
     public init?(userText: String, asYouType: Bool = false) {
-        guard let expression = Self.parse(userText.precomposedStringWithCanonicalMapping, asYouType: asYouType) else { return nil }
+        guard let expression = Self.parse(DocumentSource.normalize(userText), asYouType: asYouType) else { return nil }
         self.expression = expression
         self.isRaw = false
     }
@@ -38,7 +38,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
     /// Raw FTS5 syntax (`title: kernel NEAR(panic oops, 5)`); syntax errors surface when the
     /// query runs, as ``SearchlightError`` with code `invalidQuery`.
     public init(raw: String) throws(SearchlightError) {
-        let text = raw.precomposedStringWithCanonicalMapping
+        let text = DocumentSource.normalize(raw)
         if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw SearchlightError(.invalidQuery, "invalid query: the query is empty")
         }

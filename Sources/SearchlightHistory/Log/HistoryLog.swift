@@ -172,34 +172,20 @@ package enum HistoryLog {
         guard let objectID = ObjectID.fromDatabaseValue(row["object_id"]) else {
             throw HistoryError(.databaseError, "history holds a change with no object id")
         }
-        var updatedColumns: [String]?
-        if let json: String = row["updated_columns"] {
-            updatedColumns = try JSONDecoder().decode([String].self, from: Data(json.utf8))
-        }
-        var tombstone: [String: DatabaseValue]?
-        if let json: String = row["tombstone"] {
-            tombstone = try JSONDecoder().decode([String: JSONScalar].self, from: Data(json.utf8)).mapValues(\.databaseValue)
-        }
+        let updatedColumns = try (row["updated_columns"] as String?).map(decodeColumns)
         return HistoryChange(
             changeID: row["id"], token: row["token"], entity: entities.names[entityID] ?? "#\(entityID)",
-            objectID: objectID, type: type, updatedColumns: updatedColumns, tombstone: tombstone)
+            objectID: objectID, type: type, updatedColumns: updatedColumns, tombstoneJSON: row["tombstone"])
     }
-}
 
-/// A JSON scalar of a tombstone, read back as the SQLite value it was.
-private struct JSONScalar: Decodable {
-    var databaseValue: DatabaseValue
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            databaseValue = .null
-        } else if let value = try? container.decode(Int64.self) {
-            databaseValue = value.databaseValue
-        } else if let value = try? container.decode(Double.self) {
-            databaseValue = value.databaseValue
-        } else {
-            databaseValue = try container.decode(String.self).databaseValue
+    /// The JSON array of column names the update triggers write: `["a","b"]`. Names without
+    /// escapes (almost all) are split directly; others go through `JSONDecoder`.
+    static func decodeColumns(_ json: String) throws -> [String] {
+        if json == "[]" { return [] }
+        if !json.contains("\\"), json.hasPrefix("[\""), json.hasSuffix("\"]") {
+            // Inside an encoded name a quote is always escaped, so `","` only separates names.
+            return json.dropFirst(2).dropLast(2).components(separatedBy: "\",\"")
         }
+        return try JSONDecoder().decode([String].self, from: Data(json.utf8))
     }
 }

@@ -35,8 +35,32 @@ public struct HistoryChange: Hashable, Sendable {
     public var type: ChangeType
     /// For updates: the tracked columns whose value changed (NULL transitions included).
     public var updatedColumns: [String]?
-    /// For deletes: the `preserveOnDelete` values of the deleted row. BLOBs are kept as hex text.
-    public var tombstone: [String: DatabaseValue]?
+    /// For deletes: the tombstone as stored (a JSON object); see ``tombstone``.
+    public var tombstoneJSON: String?
+
+    /// For deletes: the `preserveOnDelete` values of the deleted row. BLOBs are kept as hex
+    /// text. Decoded on access: most consumers never read it.
+    public var tombstone: [String: DatabaseValue]? {
+        tombstoneJSON.flatMap { try? JSONDecoder().decode([String: JSONScalar].self, from: Data($0.utf8)).mapValues(\.databaseValue) }
+    }
+}
+
+/// A JSON scalar of a tombstone, read back as the SQLite value it was.
+struct JSONScalar: Decodable {
+    var databaseValue: DatabaseValue
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            databaseValue = .null
+        } else if let value = try? container.decode(Int64.self) {
+            databaseValue = value.databaseValue
+        } else if let value = try? container.decode(Double.self) {
+            databaseValue = value.databaseValue
+        } else {
+            databaseValue = try container.decode(String.self).databaseValue
+        }
+    }
 }
 
 /// A committed transaction that changed tracked tables.
@@ -62,4 +86,9 @@ public struct HistoryTransaction: Hashable, Sendable, Identifiable {
 public struct HistoryCount: Hashable, Sendable {
     public var transactions: Int
     public var changes: Int
+
+    public init(transactions: Int, changes: Int) {
+        self.transactions = transactions
+        self.changes = changes
+    }
 }

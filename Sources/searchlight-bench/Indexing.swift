@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import Searchlight
+import SearchlightHistory
+
+/// Scenarios 2 and 3: incremental indexing through history, and a full rebuild, against
+/// inserting the same documents straight into a plain FTS5 table in one transaction.
+enum Indexing {
+    static let model = try! SearchlightModel(entities: [
+        Entity(name: "Doc", table: "docs", primaryKey: "id",
+               fields: [Field(column: "title", weight: 10, role: .title), Field(column: "body")], preserveOnDelete: ["title"]),
+    ])
+
+    /// A database with the corpus in `docs`, tracked, written through the API in chunks.
+    static func trackedDatabase(_ documents: [Document], in directory: URL) throws -> (HistoryStore, String) {
+        let path = directory.appendingPathComponent("tracked.sqlite").path
+        let pool = try DatabasePool(path: path, configuration: HistoryStore.databaseConfiguration())
+        try pool.write { try $0.execute(sql: WriteOverhead.schema) }
+        let store = try HistoryStore(dbPool: pool, model: model)
+        try Indexer(store: store).indexPendingChanges() // builds the (empty) index
+        for start in stride(from: 0, to: documents.count, by: 10_000) {
+            try store.write(author: "import") { db in
+                for (offset, doc) in documents[start..<min(start + 10_000, documents.count)].enumerated() {
+                    try WriteOverhead.insert(doc, start + offset + 1, db)
+                }
+            }
+        }
+        return (store, path)
+    }
+
+    /// Documents per second inserting into a plain FTS5 table in one transaction.
+    static func plainFTS5(_ documents: ArraySlice<Document>, in directory: URL, tokenizer: String) throws -> Double {
+        let queue = try DatabaseQueue(path: directory.appendingPathComponent("plain-\(UUID().uuidString).sqlite").path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = '\(tokenizer)', prefix = '2 3 4')")
+        }
+        let seconds = try measure {
+            try queue.write { db in
+                let statement = try db.makeStatement(sql: "INSERT INTO plain(rowid, title, body) VALUES (?, ?, ?)")
+                for (offset, doc) in documents.enumerated() {
+                    try statement.execute(arguments: [offset + 1, doc.title, doc.body])
+                }
+            }
+        }
+        return Double(documents.count) / seconds
+    }
+
+    static func run(_ documents: [Document]) throws -> [Figure] {
+        let directory = try scratchDirectory("indexing")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, _) = try trackedDatabase(documents, in: directory)
+        let indexer = try Indexer(store: store)
+        var figures: [Figure] = []
+        let baseline = try plainFTS5(documents[...], in: directory, tokenizer: model.tokenizer)
+
+        let insertSeconds = try measure { try indexer.indexPendingChanges() }
+        let insertRate = Double(documents.count) / insertSeconds
+        figures.append(Figure("2 incremental indexing", "catch up on \(documents.count) inserts", unit: "docs/s",
+                              ours: insertRate, baseline: baseline, baselineName: "plain FTS5 insert",
+                              target: ">= 0.7x", met: insertRate / baseline >= 0.7))
+
+        let tenth = documents.count / 10
+        try store.write(author: "bench") { db in
+            for id in stride(from: 1, through: tenth * 10, by: 10) {
+                try db.execute(sql: "UPDATE docs SET body = body || ' revised' WHERE id = ?", arguments: [id])
+            }
+        }
+        let updateSeconds = try measure { try indexer.indexPendingChanges() }
+        figures.append(Figure("2 incremental indexing", "catch up on \(tenth) updates (10%)", unit: "docs/s",
+                              ours: Double(tenth) / updateSeconds, baseline: baseline, baselineName: "plain FTS5 insert",
+                              target: ">= 0.7x", met: Double(tenth) / updateSeconds / baseline >= 0.7))
+        let removed = try store.write(author: "bench") { db -> Int in
+            try db.execute(sql: "DELETE FROM docs WHERE id % 10 = 5")
+            return db.changesCount
+        }
+        let deleteSeconds = try measure { try indexer.indexPendingChanges() }
+        figures.append(Figure("2 incremental indexing", "catch up on \(removed) deletes (10%)", unit: "docs/s",
+                              ours: Double(removed) / deleteSeconds, baseline: baseline, baselineName: "plain FTS5 insert",
+                              target: ">= 0.7x", met: Double(removed) / deleteSeconds / baseline >= 0.7))
+        return figures
+    }
+
+    /// Scenario 3: a full rebuild in a child process (so that its peak RSS is its own).
+    static func rebuild(_ documents: [Document], corpus: String, limit: Int?) throws -> [Figure] {
+        let directory = try scratchDirectory("rebuild")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (_, path) = try trackedDatabase(documents, in: directory)
+        let baseline = try plainFTS5(documents[...], in: directory, tokenizer: model.tokenizer)
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        child.arguments = ["--rebuild-child", path, "--corpus", corpus]
+        let pipe = Pipe()
+        child.standardOutput = pipe
+        try child.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        guard child.terminationStatus == 0, let seconds = Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Corpus.Failure(description: "the rebuild child failed")
+        }
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        let peakMB = Double(usage.ru_maxrss) / 1024 // kilobytes on Linux
+        let rate = Double(documents.count) / seconds
+        return [
+            Figure("3 full reindex", "rebuild \(documents.count) documents", unit: "docs/s", ours: rate, baseline: baseline,
+                   baselineName: "plain FTS5 insert", target: ">= 0.8x", met: rate / baseline >= 0.8),
+            Figure("3 full reindex", "peak RSS of the rebuilding process", unit: "MB", ours: peakMB,
+                   target: "< 100 MB", met: peakMB < 100),
+        ]
+    }
+
+    /// Runs in the child: opens the database, rebuilds, prints the seconds taken.
+    static func rebuildChild(_ path: String) throws {
+        let store = try HistoryStore(path: path)
+        let indexer = try Indexer(store: store)
+        FileHandle.standardError.write(Data("rebuild child: \(residentMB()) MB resident before\n".utf8))
+        let seconds = try measure { try indexer.reindex() }
+        FileHandle.standardError.write(Data("rebuild child: \(residentMB()) MB resident after, \(peakMB()) MB peak\n".utf8))
+        print(seconds)
+    }
+
+    static func peakMB() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss / 1024)
+    }
+
+    static func residentMB() -> Int {
+        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+        let pages = Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+    }
+}
