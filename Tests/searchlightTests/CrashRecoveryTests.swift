@@ -12,9 +12,9 @@ import SearchlightTestSupport
         var killed = 0
         for iteration in 0..<20 {
             // Foreign writes: a burst of single-row transactions the indexer has to catch up on.
-            let base = 1_000 + iteration * 1_000
+            let base = 10_000 + iteration * 10_000
             try db.shell("""
-                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 799)
+                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2999)
                 INSERT INTO notes SELECT \(base) + i, 'round \(iteration) note ' || i, 'body ' || (i * 7919 % 1000) FROM n;
                 UPDATE notes SET title = title || ' edited' WHERE id % 5 = \(iteration % 5) AND id < \(base);
                 DELETE FROM notes WHERE id % 7 = \(iteration % 7) AND id < \(base);
@@ -22,7 +22,7 @@ import SearchlightTestSupport
             // Sometimes a full rebuild, mostly incremental indexing; killed at a random instant.
             let command = iteration % 4 == 3 ? "reindex" : "index"
             let running = CLI.start([command, "--db", db.path, "--log-level", "error"])
-            usleep(UInt32.random(in: 20_000...400_000, using: &generator))
+            usleep(UInt32.random(in: 10_000...250_000, using: &generator))
             if running.process.isRunning {
                 kill(running.process.processIdentifier, SIGKILL)
                 killed += 1
