@@ -63,9 +63,22 @@ let package = Package(
             name: "SearchlightHistoryTests",
             dependencies: ["SearchlightHistory", "SearchlightTestSupport"]
         ),
+        .executableTarget(
+            name: "searchlight-stress",
+            dependencies: [
+                "Searchlight",
+                "SearchlightHistory",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/Tools/searchlight-stress"
+        ),
         .testTarget(
             name: "searchlightTests",
-            dependencies: ["searchlight", "SearchlightTestSupport", "SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "searchlight", "searchlight-stress", "SearchlightTestSupport", "SearchlightHistory",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(
             name: "SearchlightTests",

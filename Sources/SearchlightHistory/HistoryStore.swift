@@ -57,6 +57,15 @@ public final class HistoryStore: Sendable {
         if !configuration.createIfMissing && !FileManager.default.fileExists(atPath: path) {
             throw HistoryError(.databaseNotFound, "no database at \(path)")
         }
+        // SQLite in WAL mode writes the database and creates files beside it (-wal, -shm):
+        // say so at open, rather than failing later in the middle of a write.
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if FileManager.default.fileExists(atPath: path) && access(path, W_OK) != 0 {
+            throw HistoryError(.readOnly, "the database \(path) is read-only: Searchlight needs to write to it")
+        }
+        if access(directory.isEmpty ? "." : directory, W_OK) != 0 {
+            throw HistoryError(.readOnly, "the directory of \(path) is read-only: SQLite needs to create its -wal and -shm files there")
+        }
         let dbPool = try HistoryError.catching("cannot open database at \(path)") {
             try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
         }

@@ -19,8 +19,8 @@ enum Cleanup {
             try store.write(author: "bulk") { db in
                 try db.execute(sql: """
                     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
-                    INSERT INTO items(id, value) SELECT \(batch * 1_000) + i, i FROM n
-                    """)
+                    INSERT INTO items(id, value) SELECT ? + i, i FROM n
+                    """, arguments: [batch * 1_000])
             }
         }
         try store.registerConsumer("consumer")

@@ -32,7 +32,7 @@ enum Indexing {
     static func plainFTS5(_ documents: ArraySlice<Document>, in directory: URL, tokenizer: String) throws -> Double {
         let queue = try DatabaseQueue(path: directory.appendingPathComponent("plain-\(UUID().uuidString).sqlite").path)
         try queue.write { db in
-            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = '\(tokenizer)', prefix = '2 3 4')")
+            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = \(SQLQuoting.literal(tokenizer)), prefix = '2 3 4')")
         }
         let seconds = try measure {
             try queue.write { db in

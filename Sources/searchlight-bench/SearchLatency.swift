@@ -43,7 +43,7 @@ enum SearchLatency {
         let index = SearchIndex(store: store)
         let plain = try DatabaseQueue(path: directory.appendingPathComponent("plain.sqlite").path)
         try plain.write { db in
-            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = '\(Indexing.model.tokenizer)', prefix = '2 3 4')")
+            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = \(SQLQuoting.literal(Indexing.model.tokenizer)), prefix = '2 3 4')")
             let statement = try db.makeStatement(sql: "INSERT INTO plain(rowid, title, body) VALUES (?, ?, ?)")
             for (offset, doc) in documents.enumerated() { try statement.execute(arguments: [offset + 1, doc.title, doc.body]) }
         }

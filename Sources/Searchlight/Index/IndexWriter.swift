@@ -24,11 +24,14 @@ package struct IndexWriter {
         let documents = SQLQuoting.identifier(schema.documentTable)
         for (entityID, source) in sources {
             let fts = SQLQuoting.identifier(schema.ftsTable(entityID))
-            let columns = source.entity.fieldColumns.map(SQLQuoting.identifier)
+            let quoted = source.entity.fieldColumns.map(SQLQuoting.identifier)
+            let columns = quoted.joined(separator: ", ")
+            let placeholders = databaseQuestionMarks(count: quoted.count)
+            let assignments = quoted.map { $0 + " = ?" }.joined(separator: ", ")
             statements[entityID] = SQLText(
                 insertDocument: "INSERT INTO \(documents)(\"entity_id\", \"object_id\") VALUES (?, ?)",
-                insertText: "INSERT INTO \(fts)(rowid, \(columns.joined(separator: ", "))) VALUES (?, \(databaseQuestionMarks(count: columns.count)))",
-                updateText: "UPDATE \(fts) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE rowid = ?",
+                insertText: "INSERT INTO \(fts)(rowid, \(columns)) VALUES (?, \(placeholders))",
+                updateText: "UPDATE \(fts) SET \(assignments) WHERE rowid = ?",
                 findDocument: "SELECT \"id\" FROM \(documents) WHERE \"entity_id\" = ? AND \"object_id\" = ?",
                 deleteText: "DELETE FROM \(fts) WHERE rowid = ?",
                 deleteDocument: "DELETE FROM \(documents) WHERE \"id\" = ?")

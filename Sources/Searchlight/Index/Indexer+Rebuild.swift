@@ -83,8 +83,8 @@ extension Indexer {
                 let (count, last, inserted) = try SearchlightError.catching("cannot rebuild the index") {
                     try store.dbPool.write { db -> (Int, DatabaseValue?, Int) in
                         let condition = after == nil ? "1" : "\(key) > ?"
-                        let rows = try Row.fetchAll(db, sql: source.selectSQL(where: condition) + " ORDER BY \(key) LIMIT \(configuration.rebuildChunkSize)",
-                                                    arguments: after.map { [$0] } ?? [])
+                        let rows = try Row.fetchAll(db, sql: source.selectSQL(where: condition) + " ORDER BY \(key) LIMIT ?",
+                                                    arguments: StatementArguments(after.map { [$0] } ?? []) + [configuration.rebuildChunkSize])
                         var inserted = 0
                         for row in rows {
                             guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }

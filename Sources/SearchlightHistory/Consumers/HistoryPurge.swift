@@ -51,10 +51,11 @@ package struct HistoryPurge {
                 let last = min(first + Int64(chunkSize) - 1, plan.end)
                 var condition: SQL = "\"id\" BETWEEN \(first) AND \(last)"
                 if authors != nil {
-                    condition += """
+                    let byAuthor: SQL = """
                          AND "token" IN (SELECT "id" FROM "searchlight_log" WHERE "type" = 0
                           AND "id" BETWEEN (SELECT "token" FROM "searchlight_log" WHERE "id" = \(first)) AND \(plan.bound)\(authorFilter))
                         """
+                    condition += byAuthor
                 }
                 let counts = try SQLRequest<Row>(literal: """
                     SELECT count(*) FILTER (WHERE "type" = 0), count(*) FILTER (WHERE "type" > 0) FROM "searchlight_log" WHERE \(condition)

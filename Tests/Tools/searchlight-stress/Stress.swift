@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Searchlight
+import SearchlightHistory
+
+/// Load for the reliability tests: a writer that logs every change it committed, and a
+/// searcher. Each exits 3 if any error (a busy or locked database included) reached it.
+@main
+struct Stress: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "searchlight-stress", abstract: "Writers and searchers for Searchlight's reliability tests.",
+        subcommands: [Write.self, Search.self])
+
+    struct Write: ParsableCommand {
+        @Option var db: String
+        @Option(help: "Appends one line per committed change: 'insert|update|delete ID'.")
+        var log: String
+        @Option var seconds: Double = 5
+        @Option var author: String = "writer"
+        @Option(help: "The writer owns ids first ..< first + count.")
+        var first: Int = 1
+        @Option var count: Int = 500
+        @Option var seed: UInt64 = 1
+
+        func run() throws {
+            let store = try HistoryStore(path: db)
+            let handle = try open(log)
+            var random = SplitMix(seed: seed)
+            let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+            var errors = 0
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                let id = first + Int(random.next() % UInt64(count))
+                let text = (0..<6).map { _ in words[Int(random.next() % UInt64(words.count))] }.joined(separator: " ")
+                do {
+                    let done = try store.write(author: author) { db -> String? in
+                        let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?)", arguments: [id]) ?? false
+                        switch (exists, random.next() % 3) {
+                        case (false, _):
+                            try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [id, "note \(id)", text])
+                            return "insert"
+                        case (true, 0):
+                            try db.execute(sql: "DELETE FROM notes WHERE id = ?", arguments: [id])
+                            return "delete"
+                        default:
+                            try db.execute(sql: "UPDATE notes SET body = ? WHERE id = ?", arguments: [text + " \(random.next())", id])
+                            return "update"
+                        }
+                    }
+                    if let done { handle.write(Data("\(done) \(id)\n".utf8)) }
+                } catch {
+                    errors += 1
+                    FileHandle.standardError.write(Data("writer error: \(error)\n".utf8))
+                }
+            }
+            try handle.close()
+            if errors > 0 { throw ExitCode(3) }
+        }
+
+        func open(_ path: String) throws -> FileHandle {
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            try handle.seekToEnd()
+            return handle
+        }
+    }
+
+    struct Search: ParsableCommand {
+        @Option var db: String
+        @Option var seconds: Double = 5
+
+        func run() throws {
+            let store = try HistoryStore(path: db)
+            let index = SearchIndex(store: store)
+            let queries = ["alpha", "bravo charlie", "\"delta echo\"", "fox*", "golf OR hotel", "india -juliet", "note"]
+            var errors = 0, searches = 0
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                do {
+                    _ = try index.search(queries[searches % queries.count], asYouType: searches % 2 == 0, limit: 10)
+                } catch {
+                    errors += 1
+                    FileHandle.standardError.write(Data("search error: \(error)\n".utf8))
+                }
+                searches += 1
+            }
+            print("\(searches) searches, \(errors) errors")
+            if errors > 0 { throw ExitCode(3) }
+        }
+    }
+}
+
+/// A small deterministic generator (reproducible runs from a seed).
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
