@@ -43,6 +43,8 @@ enum Freshness {
             if elapsed < interval { usleep(UInt32((interval - elapsed) * 1_000_000)) }
         }
         let p = percentiles(latencies)
+        let slowest = latencies.enumerated().sorted { $0.element > $1.element }.prefix(8).map { "#\($0.offset): \(Int($0.element)) ms" }
+        FileHandle.standardError.write(Data("freshness: slowest \(slowest.joined(separator: ", "))\n".utf8))
         return [
             Figure("4 freshness", "commit to searchable, p50 (\(writes) writes at \(Int(rate))/s)", unit: "ms", ours: p.p50, target: "<= 10 ms", met: p.p50 <= 10),
             Figure("4 freshness", "commit to searchable, p95", unit: "ms", ours: p.p95),

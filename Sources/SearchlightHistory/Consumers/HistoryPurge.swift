@@ -21,27 +21,32 @@ package struct HistoryPurge {
     package func delete(through requested: HistoryToken, authors: Set<String>?) throws -> HistoryCount {
         var total = HistoryCount(transactions: 0, changes: 0)
         let authorFilter: SQL = authors.map { " AND \"author\" IN \(Array($0))" } ?? ""
-        // Mark the purge, and find the log rows it covers: every row up to the next header.
-        let plan = try dbPool.write { db -> (bound: HistoryToken, start: Int64, end: Int64)? in
+        // Find the log rows the purge covers (every row up to the next header) in a read: the
+        // scans must not hold the write lock. History up to the bound no longer changes.
+        let found = try dbPool.read { db -> (bound: HistoryToken, start: Int64, end: Int64, newestTime: Double?)? in
             // Never past the head: a purge mark ahead of it would expire history not yet written.
             let limit = min(requested, try HistoryLog.headToken(db))
             guard let bound = try HistoryToken.fetchOne(db, sql: """
                 SELECT "id" FROM "searchlight_log" WHERE "type" = 0 AND "id" <= ? ORDER BY "id" DESC LIMIT 1
                 """, arguments: [limit]) else { return nil }
-            if bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, "purgedThroughToken", bound) }
             let newestTime = try SQLRequest<Double>(literal: """
                 SELECT max("timestamp") FROM "searchlight_log" WHERE "type" = 0 AND "id" <= \(bound)\(authorFilter)
                 """).fetchOne(db)
-            if let newestTime, newestTime > (try Meta.get(db, "purgedThroughTimestamp", as: Double.self) ?? 0) {
-                try Meta.set(db, "purgedThroughTimestamp", newestTime)
-            }
             let start = try Int64.fetchOne(db, sql: #"SELECT min("id") FROM "searchlight_log""#) ?? 0
             let end = try Int64.fetchOne(db, sql: """
                 SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = 0 AND "id" > ? ORDER BY "id" LIMIT 1
                 """, arguments: [bound]) ?? Int64.max
-            return (bound, start, end)
+            return (bound, start, end, newestTime)
         }
-        guard let plan else { return total }
+        guard let found else { return total }
+        // Mark the purge before deleting anything.
+        try dbPool.write { db in
+            if found.bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, "purgedThroughToken", found.bound) }
+            if let newestTime = found.newestTime, newestTime > (try Meta.get(db, "purgedThroughTimestamp", as: Double.self) ?? 0) {
+                try Meta.set(db, "purgedThroughTimestamp", newestTime)
+            }
+        }
+        let plan = found
         var cursor = plan.start
         while cursor <= plan.end {
             let deleted = try dbPool.write { db -> HistoryCount? in

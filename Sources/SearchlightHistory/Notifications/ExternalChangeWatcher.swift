@@ -10,7 +10,8 @@ import Glibc
 ///
 /// On Linux it sleeps in `poll(2)` on an inotify descriptor that watches the database's
 /// directory for writes to the database and its `-wal` file. Each wake-up reads the head token
-/// and publishes it if it moved. A slow poll (every 250 ms by default) backs inotify up, for
+/// and publishes it if it moved; since a WAL write is reported just before its commit becomes
+/// visible, an event that shows no new commit is followed by a few re-checks 2 ms apart. A slow poll (every 250 ms by default) backs inotify up, for
 /// file systems that do not report events; without inotify at all it polls every 20 ms.
 final class ExternalChangeWatcher: Sendable {
     private let stopped = AtomicFlag()
@@ -49,20 +50,28 @@ final class ExternalChangeWatcher: Sendable {
 
         var last = HistoryToken.zero
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // A WAL write is reported when its frames are written, a moment before SQLite publishes
+        // the commit in the shared-memory index (which inotify cannot see): after an event that
+        // shows no new commit, look again a few times, 2 ms apart.
+        var rechecks = 0
         while !stopped.isSet {
             var relevant = true
             if descriptor >= 0 {
                 var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&pfd, 1, fallbackMilliseconds)
+                let ready = poll(&pfd, 1, rechecks > 0 ? 2 : fallbackMilliseconds)
                 if ready > 0 {
                     relevant = drain(descriptor, &buffer, names: names)
-                } // on timeout: the slow fallback poll
+                    if relevant { rechecks = 5 }
+                } else if rechecks > 0 {
+                    rechecks -= 1
+                } // else: the slow fallback poll
             } else {
                 usleep(20_000)
             }
             guard relevant, !stopped.isSet else { continue }
             if let head = try? dbPool.read(HistoryLog.headToken), head > last {
                 last = head
+                rechecks = 0
                 publish(head)
             }
         }
