@@ -41,14 +41,8 @@ import SearchlightTestSupport
         }
         for query in queries {
             for raw in [false, true] {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/bin/sh")
-                process.arguments = ["-c", "exec \"$0\" search --db \"$1\" \(raw ? "--raw " : "")\"$(printf \"$2\")\"", CLI.binary.path, db.path, query]
-                let out = Pipe(), err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                try process.run()
-                let result = try CLI.finish(CLI.Running(process: process, stdout: out, stderr: err))
+                let script = "exec \"$0\" search --db \"$1\" \(raw ? "--raw " : "")\"$(printf \"$2\")\""
+                let result = try CLI.finish(CLI.start(["-c", script, CLI.binary.path, db.path, query], executable: URL(fileURLWithPath: "/bin/sh")))
                 if raw {
                     // Raw syntax may be refused, cleanly.
                     #expect(result.status == 0 || (result.status == 1 && result.stderrLines.count == 1), "\(query.prefix(40)): \(result.status) \(result.stderr.prefix(200))")

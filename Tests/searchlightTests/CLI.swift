@@ -33,9 +33,10 @@ enum CLI {
         var stderr: Pipe
     }
 
-    static func start(_ arguments: [String]) -> Running {
+    /// Starts `searchlight` (or another executable) with pipes for its output.
+    static func start(_ arguments: [String], executable: URL = binary) -> Running {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         let stdout = Pipe(), stderr = Pipe()
         process.standardOutput = stdout

@@ -10,14 +10,7 @@ import SearchlightTestSupport
     static var stress: URL { CLI.binary.deletingLastPathComponent().appendingPathComponent("searchlight-stress") }
 
     static func stress(_ arguments: [String]) -> CLI.Running {
-        let process = Process()
-        process.executableURL = stress
-        process.arguments = arguments
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try! process.run()
-        return CLI.Running(process: process, stdout: stdout, stderr: stderr)
+        CLI.start(arguments, executable: stress)
     }
 
     static func environment(_ name: String, default value: Int) -> Int {
@@ -108,14 +101,8 @@ import SearchlightTestSupport
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db.path)
         // Run as nobody: root ignores file permissions.
         func runAsNobody(_ arguments: [String]) throws -> CLI.Result {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary.path] + arguments
-            let stdout = Pipe(), stderr = Pipe()
-            process.standardOutput = stdout
-            process.standardError = stderr
-            try process.run()
-            return try CLI.finish(CLI.Running(process: process, stdout: stdout, stderr: stderr))
+            try CLI.finish(CLI.start(["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary.path] + arguments,
+                                     executable: URL(fileURLWithPath: "/usr/bin/setpriv")))
         }
         var result = try runAsNobody(["status", "--db", db.path])
         #expect(result.status == 1)

@@ -52,13 +52,9 @@ import SearchlightTestSupport
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("demo.sqlite").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "umask 027 && exec \"$0\" demo --db \"$1\"", CLI.binary.path, path]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let demo = try CLI.finish(CLI.start(["-c", "umask 027 && exec \"$0\" demo --db \"$1\"", CLI.binary.path, path],
+                                            executable: URL(fileURLWithPath: "/bin/sh")))
+        #expect(demo.status == 0)
         for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             let mode = (try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(file).path)[.posixPermissions] as? Int) ?? 0o777
             #expect(mode & 0o007 == 0, "\(file) has mode \(String(mode, radix: 8)) under umask 027")
