@@ -7,6 +7,7 @@ import SearchlightHistory
 /// Codes are stable strings; errors that come from the history layer keep their
 /// ``HistoryError`` code (`history-expired`, `database-not-found`, …).
 public struct SearchlightError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// A stable identifier of the kind of failure.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }

@@ -26,6 +26,7 @@ import Synchronization
 /// fields, weights or tokenizer change, and when cleanup expired history it had not
 /// processed, and logs why.
 public final class Indexer: Sendable {
+    /// How an indexer names itself, batches its work and computes documents.
     public struct Configuration: Sendable {
         /// The indexer's author name in history and checkpoints.
         public var author = "searchlight.indexer"

@@ -30,6 +30,7 @@ public final class HistoryCleaner: Sendable {
         case byNotification(times: Int)
     }
 
+    /// Which consumers cleanup waits for, how old history may get, and when to clean.
     public struct Configuration: Hashable, Sendable {
         public var strategy: Strategy
         /// Authors that must have processed history before it is deleted, in addition to the
