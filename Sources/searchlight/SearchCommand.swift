@@ -9,8 +9,11 @@ struct SearchCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: "What to search for: words, \"phrases\", OR, -excluded, prefix*.")
-    var query: String
+    @Argument(parsing: .allUnrecognized,
+              help: "What to search for: words, \"phrases\", OR, -excluded, prefix*. Words that start with '-' are part of the query.")
+    var words: [String] = []
+
+    var query: String { words.joined(separator: " ") }
 
     @Option(name: .customLong("entity"), help: "Only this entity (repeat for several).")
     var entities: [String] = []
@@ -31,6 +34,7 @@ struct SearchCommand: ParsableCommand {
     var format: OutputFormat = .table
 
     func validate() throws {
+        if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if ![.table, .json, .jsonl, .csv].contains(format) { throw ValidationError("--format must be table, json, jsonl or csv") }

@@ -13,9 +13,13 @@ package struct IndexWriter {
         var insertDocument: String
         var insertText: String
         var updateText: String
-        var findDocument: String
         var deleteText: String
         var deleteDocument: String
+        var findDocumentsPrefix: String
+
+        func findDocuments(_ count: Int) -> String {
+            findDocumentsPrefix + databaseQuestionMarks(count: count) + ")"
+        }
     }
 
     package init(schema: IndexSchema, sources: [Int64: DocumentSource]) {
@@ -32,9 +36,9 @@ package struct IndexWriter {
                 insertDocument: "INSERT INTO \(documents)(\"entity_id\", \"object_id\") VALUES (?, ?)",
                 insertText: "INSERT INTO \(fts)(rowid, \(columns)) VALUES (?, \(placeholders))",
                 updateText: "UPDATE \(fts) SET \(assignments) WHERE rowid = ?",
-                findDocument: "SELECT \"id\" FROM \(documents) WHERE \"entity_id\" = ? AND \"object_id\" = ?",
                 deleteText: "DELETE FROM \(fts) WHERE rowid = ?",
-                deleteDocument: "DELETE FROM \(documents) WHERE \"id\" = ?")
+                deleteDocument: "DELETE FROM \(documents) WHERE \"id\" = ?",
+                findDocumentsPrefix: "SELECT \"object_id\", \"id\" FROM \(documents) WHERE \"entity_id\" = ? AND \"object_id\" IN (")
         }
     }
 
@@ -48,26 +52,35 @@ package struct IndexWriter {
     /// Makes the index match the current rows of `ids` (missing or excluded objects are removed).
     package func apply(_ ids: [ObjectID], entityID: Int64, _ db: Database) throws -> Counts {
         guard let source = sources[entityID] else { return Counts() }
+        let sql = statements[entityID]!
         var counts = Counts()
-        for (id, fields) in try source.documents(for: ids, db) {
-            if let fields {
-                try upsert(id, fields: fields, entityID: entityID, db)
-                counts.upserted += 1
-            } else if try remove(id, entityID: entityID, db) {
-                counts.removed += 1
+        let documents = try source.documents(for: ids, db)
+        for start in stride(from: 0, to: documents.count, by: 500) {
+            let chunk = documents[start..<min(start + 500, documents.count)]
+            // One lookup for the chunk's existing documents, not one per object.
+            var rowids: [ObjectID: Int64] = [:]
+            let rows = try Row.fetchCursor(db, sql: sql.findDocuments(chunk.count), arguments: [entityID] + StatementArguments(chunk.map(\.0)))
+            while let row = try rows.next() {
+                if let id = ObjectID.fromDatabaseValue(row[0]) { rowids[id] = row[1] }
+            }
+            for (id, fields) in chunk {
+                switch (fields, rowids[id]) {
+                case let (fields?, rowid?):
+                    try db.cachedStatement(sql: sql.updateText).execute(arguments: StatementArguments(fields) + [rowid])
+                    counts.upserted += 1
+                case let (fields?, nil):
+                    try insertNew(id, fields: fields, entityID: entityID, db)
+                    counts.upserted += 1
+                case let (nil, rowid?):
+                    try db.cachedStatement(sql: sql.deleteText).execute(arguments: [rowid])
+                    try db.cachedStatement(sql: sql.deleteDocument).execute(arguments: [rowid])
+                    counts.removed += 1
+                case (nil, nil):
+                    break
+                }
             }
         }
         return counts
-    }
-
-    /// Stores an object's text, replacing what the index held for it.
-    package func upsert(_ id: ObjectID, fields: [String], entityID: Int64, _ db: Database) throws {
-        let sql = statements[entityID]!
-        if let rowid = try Int64.fetchOne(db.cachedStatement(sql: sql.findDocument), arguments: [entityID, id]) {
-            try db.cachedStatement(sql: sql.updateText).execute(arguments: StatementArguments(fields) + [rowid])
-        } else {
-            try insertNew(id, fields: fields, entityID: entityID, db)
-        }
     }
 
     /// Adds an object the index does not hold yet (a rebuild fills empty tables this way).
@@ -75,15 +88,5 @@ package struct IndexWriter {
         let sql = statements[entityID]!
         try db.cachedStatement(sql: sql.insertDocument).execute(arguments: [entityID, id])
         try db.cachedStatement(sql: sql.insertText).execute(arguments: [db.lastInsertedRowID] + StatementArguments(fields))
-    }
-
-    /// Removes an object; false if it was not indexed.
-    @discardableResult
-    package func remove(_ id: ObjectID, entityID: Int64, _ db: Database) throws -> Bool {
-        let sql = statements[entityID]!
-        guard let rowid = try Int64.fetchOne(db.cachedStatement(sql: sql.findDocument), arguments: [entityID, id]) else { return false }
-        try db.cachedStatement(sql: sql.deleteText).execute(arguments: [rowid])
-        try db.cachedStatement(sql: sql.deleteDocument).execute(arguments: [rowid])
-        return true
     }
 }
