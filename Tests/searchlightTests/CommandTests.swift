@@ -89,10 +89,8 @@ import SearchlightTestSupport
         let (db, model) = try CLI.workspace()
         try CLI.run(["init", "--db", db.path, "--model", model])
         #expect(try CLI.run(["verify", "--db", db.path]).status == 0)
-        try db.shell("""
-            DELETE FROM searchlight_fts_1_g1 WHERE rowid = (SELECT id FROM searchlight_document_g1 WHERE object_id = 2);
-            DELETE FROM searchlight_document_g1 WHERE object_id = 2;
-            """)
+        // notes has an INTEGER PRIMARY KEY: the object id is the full-text rowid.
+        try db.shell("DELETE FROM searchlight_fts_1_g1 WHERE rowid = 2;")
         let broken = try CLI.run(["verify", "--db", db.path, "--format", "json"])
         #expect(broken.status == 1)
         let report = try JSONSerialization.jsonObject(with: Data(broken.stdout.utf8)) as! [String: Any]

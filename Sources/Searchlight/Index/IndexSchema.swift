@@ -74,11 +74,12 @@ package struct IndexSchema: Sendable {
     }
 
     /// What the index was built for: a change forces a rebuild.
-    package static func fingerprint(_ model: SearchlightModel) -> String {
-        struct Part: Encodable { var entity: String; var table: String; var key: String; var fields: [Field] }
-        struct Print: Encodable { var version = 1; var tokenizer: String; var prefixes = IndexSchema.prefixes; var entities: [Part] }
+    package static func fingerprint(_ model: SearchlightModel, _ entities: [IndexedEntity]) -> String {
+        struct Part: Encodable { var entity: String; var table: String; var key: String; var rowidKeys: Bool; var fields: [Field] }
+        struct Print: Encodable { var version = 2; var tokenizer: String; var prefixes = IndexSchema.prefixes; var entities: [Part] }
+        let rowid = Set(entities.filter(\.usesRowidKeys).map(\.entity.name))
         let print = Print(tokenizer: model.tokenizer, entities: model.entities.map {
-            Part(entity: $0.name, table: $0.table, key: $0.primaryKey, fields: $0.fields)
+            Part(entity: $0.name, table: $0.table, key: $0.primaryKey, rowidKeys: rowid.contains($0.name), fields: $0.fields)
         })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -90,6 +91,9 @@ package struct IndexSchema: Sendable {
 package struct IndexedEntity: Sendable {
     package var entity: Entity
     package var id: Int64
+    /// The table's key is a rowid alias (`INTEGER PRIMARY KEY`): object ids are integers that
+    /// SQLite enforces, so they serve as the FTS rowids directly, with no document map.
+    package var usesRowidKeys = false
     package var fieldColumns: [String] { entity.fields.map(\.column) }
     package var weights: [Double] { entity.fields.map(\.weight) }
     /// The position of the title field among the fields (the first field if none has the role).
@@ -104,7 +108,11 @@ package struct IndexedEntity: Sendable {
             guard let id = ids[entity.name] else {
                 throw SearchlightError(.indexNotBuilt, "entity \"\(entity.name)\" is not installed in this database")
             }
-            return IndexedEntity(entity: entity, id: id)
+            // GRDB tells a true rowid alias apart (`INTEGER PRIMARY KEY DESC` is not one). Its
+            // schema queries do not quote every name safely: any failure keeps the document map.
+            let rowidColumn = (try? db.primaryKey(entity.table))?.rowIDColumn
+            let usesRowidKeys = rowidColumn?.caseInsensitiveCompare(entity.primaryKey) == .orderedSame
+            return IndexedEntity(entity: entity, id: id, usesRowidKeys: usesRowidKeys && !entity.table.contains("\""))
         }
     }
 }

@@ -10,11 +10,12 @@ package struct IndexWriter {
     private var statements: [Int64: SQLText] = [:]
 
     private struct SQLText {
-        var insertDocument: String
+        /// Nil when object ids are the FTS rowids (no document map).
+        var insertDocument: String?
         var insertText: String
         var updateText: String
         var deleteText: String
-        var deleteDocument: String
+        var deleteDocument: String?
         var findDocumentsPrefix: String
 
         func findDocuments(_ count: Int) -> String {
@@ -32,13 +33,16 @@ package struct IndexWriter {
             let columns = quoted.joined(separator: ", ")
             let placeholders = databaseQuestionMarks(count: quoted.count)
             let assignments = quoted.map { $0 + " = ?" }.joined(separator: ", ")
+            let mapped = !source.entity.usesRowidKeys
             statements[entityID] = SQLText(
-                insertDocument: "INSERT INTO \(documents)(\"entity_id\", \"object_id\") VALUES (?, ?)",
+                insertDocument: mapped ? "INSERT INTO \(documents)(\"entity_id\", \"object_id\") VALUES (?, ?)" : nil,
                 insertText: "INSERT INTO \(fts)(rowid, \(columns)) VALUES (?, \(placeholders))",
                 updateText: "UPDATE \(fts) SET \(assignments) WHERE rowid = ?",
                 deleteText: "DELETE FROM \(fts) WHERE rowid = ?",
-                deleteDocument: "DELETE FROM \(documents) WHERE \"id\" = ?",
-                findDocumentsPrefix: "SELECT \"object_id\", \"id\" FROM \(documents) WHERE \"entity_id\" = ? AND \"object_id\" IN (")
+                deleteDocument: mapped ? "DELETE FROM \(documents) WHERE \"id\" = ?" : nil,
+                findDocumentsPrefix: mapped
+                    ? "SELECT \"object_id\", \"id\" FROM \(documents) WHERE \"entity_id\" = ? AND \"object_id\" IN ("
+                    : "SELECT rowid, rowid FROM \(fts) WHERE rowid IN (")
         }
     }
 
@@ -59,7 +63,9 @@ package struct IndexWriter {
             let chunk = documents[start..<min(start + 500, documents.count)]
             // One lookup for the chunk's existing documents, not one per object.
             var rowids: [ObjectID: Int64] = [:]
-            let rows = try Row.fetchCursor(db, sql: sql.findDocuments(chunk.count), arguments: [entityID] + StatementArguments(chunk.map(\.0)))
+            let ids = StatementArguments(chunk.map(\.0))
+            let rows = try Row.fetchCursor(db, sql: sql.findDocuments(chunk.count),
+                                           arguments: sql.insertDocument == nil ? ids : [entityID] + ids)
             while let row = try rows.next() {
                 if let id = ObjectID.fromDatabaseValue(row[0]) { rowids[id] = row[1] }
             }
@@ -67,13 +73,17 @@ package struct IndexWriter {
                 switch (fields, rowids[id]) {
                 case let (fields?, rowid?):
                     try db.cachedStatement(sql: sql.updateText).execute(arguments: StatementArguments(fields) + [rowid])
+                    if db.changesCount == 0 {
+                        // A document whose text is missing (a damaged index being repaired).
+                        try db.cachedStatement(sql: sql.insertText).execute(arguments: [rowid] + StatementArguments(fields))
+                    }
                     counts.upserted += 1
                 case let (fields?, nil):
                     try insertNew(id, fields: fields, entityID: entityID, db)
                     counts.upserted += 1
                 case let (nil, rowid?):
                     try db.cachedStatement(sql: sql.deleteText).execute(arguments: [rowid])
-                    try db.cachedStatement(sql: sql.deleteDocument).execute(arguments: [rowid])
+                    if let deleteDocument = sql.deleteDocument { try db.cachedStatement(sql: deleteDocument).execute(arguments: [rowid]) }
                     counts.removed += 1
                 case (nil, nil):
                     break
@@ -86,7 +96,15 @@ package struct IndexWriter {
     /// Adds an object the index does not hold yet (a rebuild fills empty tables this way).
     package func insertNew(_ id: ObjectID, fields: [String], entityID: Int64, _ db: Database) throws {
         let sql = statements[entityID]!
-        try db.cachedStatement(sql: sql.insertDocument).execute(arguments: [entityID, id])
-        try db.cachedStatement(sql: sql.insertText).execute(arguments: [db.lastInsertedRowID] + StatementArguments(fields))
+        let rowid: Int64
+        if let insertDocument = sql.insertDocument {
+            try db.cachedStatement(sql: insertDocument).execute(arguments: [entityID, id])
+            rowid = db.lastInsertedRowID
+        } else if case let .integer(value) = id {
+            rowid = value
+        } else {
+            throw SearchlightError(.databaseError, "object id \(id) of an INTEGER PRIMARY KEY table is not an integer")
+        }
+        try db.cachedStatement(sql: sql.insertText).execute(arguments: [rowid] + StatementArguments(fields))
     }
 }

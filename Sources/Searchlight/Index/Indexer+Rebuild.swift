@@ -106,7 +106,7 @@ extension Indexer {
         try SearchlightError.catching("cannot swap in the rebuilt index") {
             try store.dbPool.write { db in
                 try Meta.set(db, "index.generation", schema.generation)
-                try Meta.set(db, "index.fingerprint", IndexSchema.fingerprint(model))
+                try Meta.set(db, "index.fingerprint", IndexSchema.fingerprint(model, entities))
                 try IndexSchema.dropGenerations(except: schema.generation, db)
                 try store.saveCheckpoint(startToken, for: configuration.author, in: db)
             }

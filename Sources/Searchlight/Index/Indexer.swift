@@ -32,8 +32,10 @@ public final class Indexer: Sendable {
         public var author = "searchlight.indexer"
         /// Transactions per batch (each batch is one write transaction).
         public var batchSize = 500
-        /// Rows per write transaction during a rebuild.
-        public var rebuildChunkSize = 2_000
+        /// Rows per write transaction during a rebuild. Larger chunks build faster (FTS5 writes
+        /// one segment per transaction) but make other writers wait longer for each chunk: about
+        /// 0.1 s for 5,000 short documents on a 2-core machine.
+        public var rebuildChunkSize = 5_000
         /// Per-entity hooks that compute the indexed text (see ``DocumentBuilder``).
         public var documentBuilders: [String: DocumentBuilder] = [:]
         public var logger = Logger(label: "searchlight.indexer")
@@ -104,8 +106,9 @@ public final class Indexer: Sendable {
     /// One batch, inside the caller's write transaction.
     func batch(_ db: Database) throws -> Outcome {
         guard let schema = try IndexSchema.live(db) else { return .needsRebuild("the index has not been built yet") }
-        if try Meta.get(db, "index.fingerprint", as: String.self) != IndexSchema.fingerprint(store.model) {
-            return .needsRebuild("the model's indexed fields, weights or tokenizer changed")
+        let entities = try IndexedEntity.resolve(store.model, db)
+        if try Meta.get(db, "index.fingerprint", as: String.self) != IndexSchema.fingerprint(store.model, entities) {
+            return .needsRebuild("the model's indexed fields, weights or tokenizer (or a table's key) changed")
         }
         guard let checkpoint = try ConsumerLog.all(db).first(where: { $0.author == configuration.author })?.checkpoint else {
             return .needsRebuild("the indexer has no checkpoint")
@@ -118,7 +121,6 @@ public final class Indexer: Sendable {
         }
         guard let last = transactions.last else { return .caughtUp(checkpoint.token) }
 
-        let entities = try IndexedEntity.resolve(store.model, db)
         let byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.entity.name, $0) })
         struct Key: Hashable { var entityID: Int64; var objectID: ObjectID }
         var ids: [Int64: [ObjectID]] = [:]

@@ -37,9 +37,11 @@ extension SearchIndex {
                 guard let schema = try IndexSchema.live(db) else { return [:] }
                 var counts: [String: Int] = [:]
                 for entity in try IndexedEntity.resolve(store.model, db) {
-                    counts[entity.entity.name] = try Int.fetchOne(db, sql: """
-                        SELECT count(*) FROM \(SQLQuoting.identifier(schema.documentTable)) WHERE "entity_id" = ?
-                        """, arguments: [entity.id]) ?? 0
+                    counts[entity.entity.name] = entity.usesRowidKeys
+                        ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(schema.ftsTable(entity.id)))") ?? 0
+                        : try Int.fetchOne(db, sql: """
+                            SELECT count(*) FROM \(SQLQuoting.identifier(schema.documentTable)) WHERE "entity_id" = ?
+                            """, arguments: [entity.id]) ?? 0
                 }
                 return counts
             }

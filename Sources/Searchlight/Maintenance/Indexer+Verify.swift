@@ -65,11 +65,13 @@ extension Indexer {
             var indexed = 0
             var missing: [ObjectID] = [], stale: [ObjectID] = [], extra: [ObjectID] = []
             var found = Set<ObjectID>()
-            let documents = try Row.fetchCursor(db, sql: """
-                SELECT d."object_id", f.rowid IS NOT NULL, \(columns)
-                FROM \(SQLQuoting.identifier(schema.documentTable)) d LEFT JOIN \(fts) f ON f.rowid = d."id"
-                WHERE d."entity_id" = ?
-                """, arguments: [entity.id])
+            let documents = entity.usesRowidKeys
+                ? try Row.fetchCursor(db, sql: "SELECT f.rowid, 1, \(columns) FROM \(fts) f")
+                : try Row.fetchCursor(db, sql: """
+                    SELECT d."object_id", f.rowid IS NOT NULL, \(columns)
+                    FROM \(SQLQuoting.identifier(schema.documentTable)) d LEFT JOIN \(fts) f ON f.rowid = d."id"
+                    WHERE d."entity_id" = ?
+                    """, arguments: [entity.id])
             while let row = try documents.next() {
                 guard let id = ObjectID.fromDatabaseValue(row[0]) else { continue }
                 indexed += 1
@@ -81,7 +83,7 @@ extension Indexer {
                 if !hasText || text != fields { stale.append(id) }
             }
             // Full-text rows with no document row are invisible to search but still damage.
-            let orphans = try Int.fetchOne(db, sql: """
+            let orphans = entity.usesRowidKeys ? 0 : try Int.fetchOne(db, sql: """
                 SELECT count(*) FROM \(fts) f WHERE NOT EXISTS (SELECT 1 FROM \(SQLQuoting.identifier(schema.documentTable)) d WHERE d."id" = f.rowid)
                 """) ?? 0
             if orphans > 0 { integrityErrors.append("\(entity.entity.name): \(orphans) full-text rows have no document") }

@@ -117,9 +117,10 @@ public final class SearchIndex: Sendable {
             if needed == 0 || count == 0 { continue }
             let inline = count <= Self.inlineSnippetLimit
             let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
-            let columns = inline ? ", snippet(\(fts), -1, ?, ?, ?, ?), \(title), d.\"object_id\"" : ""
-            let join = inline ? " CROSS JOIN \(documents) d ON d.\"id\" = \(fts).rowid" : ""
-            var sql = "SELECT \(fts).rowid, rank\(columns) FROM \(fts)\(join) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
+            let (idColumn, join) = Self.objectID(entity, fts: fts, documents: documents)
+            let columns = inline ? ", snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(idColumn)" : ""
+            let joinClause = inline ? join : ""
+            var sql = "SELECT \(fts).rowid, rank\(columns) FROM \(fts)\(joinClause) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
             var arguments: StatementArguments = (inline ? snippetArguments : []) + [query.expression]
             if let needed {
                 sql += " LIMIT ?"
@@ -148,10 +149,12 @@ public final class SearchIndex: Sendable {
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
             let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
             let rowids = missing.map { page[$0].rowid }
+            let (idColumn, join) = Self.objectID(entity, fts: fts, documents: documents)
+            let placeholders = databaseQuestionMarks(count: rowids.count)
             let rows = try Row.fetchAll(db, sql: """
-                SELECT \(fts).rowid, snippet(\(fts), -1, ?, ?, ?, ?), \(title), d."object_id"
-                FROM \(fts) CROSS JOIN \(documents) d ON d."id" = \(fts).rowid
-                WHERE \(fts) MATCH ? AND \(fts).rowid IN (\(databaseQuestionMarks(count: rowids.count)))
+                SELECT \(fts).rowid, snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(idColumn)
+                FROM \(fts)\(join)
+                WHERE \(fts) MATCH ? AND \(fts).rowid IN (\(placeholders))
                 """, arguments: snippetArguments + [query.expression] + StatementArguments(rowids))
             var byRowid: [Int64: Row] = [:]
             for row in rows { byRowid[row[0]] = row }
@@ -163,6 +166,14 @@ public final class SearchIndex: Sendable {
             }
         }
         return SearchResults(total: total, hits: page.compactMap(\.hit))
+    }
+
+    /// The SQL that yields a hit's object id, and the join it needs: the FTS rowid itself for
+    /// rowid keys, the document map otherwise.
+    static func objectID(_ entity: IndexedEntity, fts: String, documents: String) -> (column: String, join: String) {
+        entity.usesRowidKeys
+            ? ("\(fts).rowid", "")
+            : ("d.\"object_id\"", " CROSS JOIN \(documents) d ON d.\"id\" = \(fts).rowid")
     }
 
     /// Entity ids never change once installed: resolve them once.

@@ -12,17 +12,14 @@ import SearchlightTestSupport
         for i in 1...5 { try f.insertNote(i, title: "note \(i)") }
         try f.runIndexer()
         #expect(try f.indexer.verify().isConsistent)
-        // Damage the index behind the indexer's back.
+        // Damage the index behind the indexer's back. notes has an INTEGER PRIMARY KEY: object
+        // ids are the full-text rowids.
         try f.store.dbPool.write { db in
             let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'index.generation'")!
-            let documents = "searchlight_document_g\(generation)", fts = "searchlight_fts_1_g\(generation)"
-            let rowid = try Int64.fetchOne(db, sql: "SELECT id FROM \(documents) WHERE object_id = 1")!
-            try db.execute(sql: "DELETE FROM \(fts) WHERE rowid = ?", arguments: [rowid])        // 1: no text
-            try db.execute(sql: "DELETE FROM \(documents) WHERE id = ?", arguments: [rowid])      // 1: missing
-            let two = try Int64.fetchOne(db, sql: "SELECT id FROM \(documents) WHERE object_id = 2")!
-            try db.execute(sql: "UPDATE \(fts) SET title = 'wrong' WHERE rowid = ?", arguments: [two]) // 2: stale
-            try db.execute(sql: "INSERT INTO \(documents)(entity_id, object_id) VALUES (1, 99)")
-            try db.execute(sql: "INSERT INTO \(fts)(rowid, title) VALUES (last_insert_rowid(), 'ghost')") // 99: extra
+            let fts = "searchlight_fts_1_g\(generation)"
+            try db.execute(sql: "DELETE FROM \(fts) WHERE rowid = 1")                        // 1: missing
+            try db.execute(sql: "UPDATE \(fts) SET title = 'wrong' WHERE rowid = 2")         // 2: stale
+            try db.execute(sql: "INSERT INTO \(fts)(rowid, title) VALUES (99, 'ghost')")     // 99: extra
         }
         let report = try f.indexer.verify()
         #expect(!report.isConsistent)
@@ -34,6 +31,33 @@ import SearchlightTestSupport
         #expect(try f.indexer.verify().isConsistent)
         #expect(try f.ids("ghost").isEmpty)
         #expect(try f.ids("note", entities: ["Note"]).count == 5)
+    }
+
+    @Test func verifyAndRepairThroughTheDocumentMapOfTextKeys() throws {
+        let f = try Fixture()
+        try f.store.write(author: "app") { db in
+            for name in ["ada", "grace", "edsger"] { try db.execute(sql: "INSERT INTO people(uuid, name) VALUES (?, ?)", arguments: ["u-" + name, name]) }
+        }
+        try f.runIndexer()
+        try f.store.dbPool.write { db in
+            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'index.generation'")!
+            let documents = "searchlight_document_g\(generation)", fts = "searchlight_fts_2_g\(generation)"
+            let ada = try Int64.fetchOne(db, sql: "SELECT id FROM \(documents) WHERE object_id = 'u-ada'")!
+            try db.execute(sql: "DELETE FROM \(fts) WHERE rowid = ?", arguments: [ada])       // ada: indexed without text
+            let grace = try Int64.fetchOne(db, sql: "SELECT id FROM \(documents) WHERE object_id = 'u-grace'")!
+            try db.execute(sql: "DELETE FROM \(fts) WHERE rowid = ?", arguments: [grace])
+            try db.execute(sql: "DELETE FROM \(documents) WHERE id = ?", arguments: [grace]) // grace: missing
+            try db.execute(sql: "INSERT INTO \(documents)(entity_id, object_id) VALUES (2, 'u-ghost')")
+            try db.execute(sql: "INSERT INTO \(fts)(rowid, name) VALUES (last_insert_rowid(), 'ghost')") // extra
+        }
+        let people = try #require(try f.indexer.verify().entities.first { $0.entity == "Person" })
+        #expect(people.stale == [.text("u-ada")])
+        #expect(people.missing == [.text("u-grace")])
+        #expect(people.extra == [.text("u-ghost")])
+        try f.indexer.repair()
+        #expect(try f.indexer.verify().isConsistent)
+        #expect(try f.ids("ada OR grace OR edsger", entities: ["Person"]).count == 3)
+        #expect(try f.ids("ghost").isEmpty)
     }
 
     @Test func verifyLeavesPendingChangesOut() throws {
