@@ -64,6 +64,8 @@ enum SearchLatency {
             raw.append(seconds(clock.now - start) * 1000)
         }
         let o = percentiles(ours), r = percentiles(raw)
+        let slowest = zip(queries, ours).sorted { $0.1 > $1.1 }.prefix(8).map { "\($0.0.expression) \(Int($0.1)) ms" }
+        FileHandle.standardError.write(Data("search: slowest \(slowest.joined(separator: "; "))\n".utf8))
         return [
             Figure("5 search latency", "top-20 with snippets, p50 (\(queries.count) queries)", unit: "ms", ours: o.p50, baseline: r.p50,
                    baselineName: "raw FTS5 SQL", target: "<= 1.2x", met: o.p50 <= 1.2 * r.p50),

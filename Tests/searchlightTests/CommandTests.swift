@@ -85,6 +85,33 @@ import SearchlightTestSupport
         #expect(result.status == 0, "\(result.stderr)")
     }
 
+    @Test func historyFollowStreamsNewTransactionsAndStopsOnSIGTERM() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        try db.shell("INSERT INTO notes VALUES (3, 'before', '');")
+        let follow = CLI.start(["history", "--db", db.path, "--format", "jsonl", "--follow", "--log-level", "error"])
+        defer { if follow.process.isRunning { follow.process.terminate() } }
+        Thread.sleep(forTimeInterval: 0.5)
+        try db.shell("INSERT INTO notes VALUES (4, 'after', ''); DELETE FROM notes WHERE id = 3;")
+        Thread.sleep(forTimeInterval: 1)
+        follow.process.terminate()
+        let result = try CLI.finish(follow)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        let changes = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+            .flatMap { $0["changes"] as! [[String: Any]] }.map { "\($0["type"]!) \($0["id"]!)" }
+        #expect(changes == ["insert 3", "insert 4", "delete 3"], "the backlog, then what committed while following")
+    }
+
+    @Test func reindexShowsNoProgressBarWhenPiped() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let result = try CLI.run(["reindex", "--db", db.path, "--log-level", "error"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Rebuilt the index: 2 documents"))
+        #expect(!result.stderr.contains("Reindexing ["))
+    }
+
     @Test func verifyDetectsADocumentRemovedByHandAndRepairFixesIt() throws {
         let (db, model) = try CLI.workspace()
         try CLI.run(["init", "--db", db.path, "--model", model])

@@ -1,0 +1,20 @@
+import Foundation
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+
+/// `Schemas/index.sql` documents the index tables; this keeps it true.
+@Suite struct IndexSchemaFileTests {
+    @Test func indexSQLIsWhatTheLibraryCreates() throws {
+        var directory = URL(fileURLWithPath: #filePath)
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) { directory.deleteLastPathComponent() }
+        let text = try String(contentsOf: directory.appendingPathComponent("Schemas/index.sql"), encoding: .utf8)
+        let normalize = { (sql: String) in sql.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+        let documented = text.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n")
+            .components(separatedBy: ";").map(normalize).filter { !$0.isEmpty }
+        let entity = IndexedEntity(entity: Entity(name: "Note", table: "notes", primaryKey: "id",
+                                                  fields: [Field(column: "title", weight: 10), Field(column: "body")]), id: 1)
+        let created = IndexSchema(generation: 1).createStatements(for: [entity], tokenizer: SearchlightModel.defaultTokenizer).map(normalize)
+        #expect(created == documented)
+    }
+}
