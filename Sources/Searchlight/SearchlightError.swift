@@ -7,25 +7,9 @@ import SearchlightHistory
 /// Codes are stable strings; errors that come from the history layer keep their
 /// ``HistoryError`` code (`history-expired`, `database-not-found`, …).
 public struct SearchlightError: Error, Sendable, CustomStringConvertible, LocalizedError {
-    /// A stable identifier of the kind of failure.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
-        /// A raw FTS5 query has a syntax error (the message names it).
-        public static let invalidQuery = Code(rawValue: "invalid-query")
-        /// An entity name that the model does not declare.
-        public static let unknownEntity = Code(rawValue: "unknown-entity")
-        /// An argument is out of range (negative limit or offset…).
-        public static let invalidArgument = Code(rawValue: "invalid-argument")
-        /// The model cannot be indexed (a reserved field name, an unknown tokenizer…).
-        public static let invalidModel = Code(rawValue: "invalid-model")
-        /// The index has not been built yet.
-        public static let indexNotBuilt = Code(rawValue: "index-not-built")
-        /// Any other SQLite failure; see ``SearchlightError/underlyingError``.
-        public static let databaseError = Code(rawValue: "database-error")
-    }
+    /// A stable identifier of the kind of failure: one namespace for both modules, so that a
+    /// history failure keeps its code (`history-expired`, `database-not-found`, …).
+    public typealias Code = HistoryError.Code
 
     public let code: Code
     public let message: String
@@ -47,10 +31,10 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
         case let error as SearchlightError:
             return error
         case let error as HistoryError:
-            return SearchlightError(Code(rawValue: error.code.rawValue), error.message, underlyingError: error.underlyingError)
+            return SearchlightError(error.code, error.message, underlyingError: error.underlyingError)
         default:
             let history = HistoryError.wrap(error, doing)
-            return SearchlightError(Code(rawValue: history.code.rawValue), history.message, underlyingError: history.underlyingError)
+            return SearchlightError(history.code, history.message, underlyingError: history.underlyingError)
         }
     }
 
@@ -58,4 +42,13 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
     static func catching<T>(_ doing: @autoclosure () -> String, _ body: () throws -> T) throws(SearchlightError) -> T {
         do { return try body() } catch { throw wrap(error, doing()) }
     }
+}
+
+extension HistoryError.Code {
+    /// A raw FTS5 query has a syntax error (the message names it).
+    public static let invalidQuery = Self(rawValue: "invalid-query")
+    /// An entity name that the model does not declare.
+    public static let unknownEntity = Self(rawValue: "unknown-entity")
+    /// The index has not been built yet.
+    public static let indexNotBuilt = Self(rawValue: "index-not-built")
 }
