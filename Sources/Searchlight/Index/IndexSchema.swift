@@ -5,7 +5,8 @@ import SearchlightHistory
 /// The tables of the search index, and which generation of them is live.
 ///
 /// The index keeps its own copy of the indexed text: one regular (contentful) FTS5 table per
-/// entity, plus a document table that maps each (entity, object id) to the FTS rowid. It never
+/// entity. An object whose table has an `INTEGER PRIMARY KEY` uses its id as the FTS rowid;
+/// other keys go through a document table that maps (entity, object id) to the rowid. It never
 /// reads the source tables at query time, so a deleted or changed row can never leave a stale
 /// match behind (external-content FTS5 cannot delete correctly once its source row changed).
 ///

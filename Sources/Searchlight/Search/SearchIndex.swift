@@ -11,8 +11,9 @@ import Synchronization
 /// for hit in results.hits { print(hit.entity, hit.objectID, hit.title ?? "", hit.snippet) }
 /// ```
 ///
-/// Ranking is bm25 with each field's weight; ties are broken by entity name, then by the
-/// order in which documents entered the index. Each entity has its own FTS5 table; for each
+/// Ranking is bm25 with each field's weight; ties are broken by entity name, then by the FTS
+/// rowid (the object id for `INTEGER PRIMARY KEY` tables, otherwise the order in which
+/// documents entered the index). Each entity has its own FTS5 table; for each
 /// one, a search runs:
 /// ```sql
 /// SELECT count(*) FROM searchlight_fts_<entity> WHERE searchlight_fts_<entity> MATCH ?;
@@ -46,8 +47,11 @@ public final class SearchIndex: Sendable {
     /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
                        limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
-        try validate(entities: entities, limit: limit, offset: offset)
-        guard let query = SearchQuery(userText: text, asYouType: asYouType) else { return .empty }
+        guard let query = SearchQuery(userText: text, asYouType: asYouType) else {
+            // Nothing to search for is no error, but bad arguments still are.
+            try validate(entities: entities, limit: limit, offset: offset)
+            return .empty
+        }
         return try search(query, entities: entities, limit: limit, offset: offset)
     }
 

@@ -9,29 +9,17 @@ package struct CaptureInstaller {
 
     package init(model: SearchlightModel) { self.model = model }
 
-    /// What the database says about an entity's table, once checked.
-    package struct ResolvedEntity: Sendable {
-        package var entity: Entity
-        package var id: Int64
-        /// Column names as the table spells them.
-        package var columns: [String]
-        package var trackedColumns: [String]
-    }
-
     /// Validates the model against the schema, applies migrations, registers entities and
     /// (re)installs their triggers. Triggers of entities no longer in the model are dropped.
-    @discardableResult
-    package func install(_ db: Database) throws -> [ResolvedEntity] {
+    package func install(_ db: Database) throws {
         let checked = try model.entities.map { try check($0, db) }
         try HistorySchema.migrate(db)
 
-        var resolved: [ResolvedEntity] = []
         var wanted: [String: String] = [:]
-        for (entity, columns, tracked) in checked {
+        for (entity, tracked) in checked {
             let id = try entityID(for: entity, db)
             let rendered = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: tracked)
             for (name, sql) in rendered.statements { wanted[name] = sql }
-            resolved.append(ResolvedEntity(entity: entity, id: id, columns: columns, trackedColumns: tracked))
         }
         let existing = try Row.fetchAll(db, sql: """
             SELECT "name", "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
@@ -45,7 +33,6 @@ package struct CaptureInstaller {
             try db.execute(sql: sql)
         }
         try Meta.set(db, "model", String(decoding: model.jsonData(), as: UTF8.self))
-        return resolved
     }
 
     /// The entity's stable id, registering it on first use.
@@ -58,8 +45,8 @@ package struct CaptureInstaller {
         return db.lastInsertedRowID
     }
 
-    /// Checks one entity against the schema and returns the resolved column lists.
-    private func check(_ entity: Entity, _ db: Database) throws -> (Entity, [String], [String]) {
+    /// Checks one entity against the schema and returns the columns whose updates it tracks.
+    private func check(_ entity: Entity, _ db: Database) throws -> (Entity, [String]) {
         func fail(_ message: String) -> HistoryError {
             HistoryError(.schemaMismatch, "entity \"\(entity.name)\": \(message)")
         }
@@ -94,6 +81,6 @@ package struct CaptureInstaller {
         for field in entity.fields { _ = try resolve(field.column, "field") }
         for column in entity.preserveOnDelete { _ = try resolve(column, "preserveOnDelete column") }
         let tracked = try entity.trackedColumns.map { try $0.map { try resolve($0, "tracked column") } } ?? columns
-        return (entity, columns, tracked)
+        return (entity, tracked)
     }
 }
