@@ -51,45 +51,45 @@ public final class HistoryStore: Sendable {
     /// - Parameters:
     ///   - model: the model to install or update. `nil` uses the model stored by an earlier
     ///     setup, and fails with `notInstalled` if there is none.
-    /// - Throws: ``HistoryError`` (`databaseNotFound`, `notADatabase`, `readOnly`,
+    /// - Throws: ``SearchlightError`` (`databaseNotFound`, `notADatabase`, `readOnly`,
     ///   `schemaMismatch`, `notInstalled`…). On error nothing is changed.
-    public convenience init(path: String, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(HistoryError) {
+    public convenience init(path: String, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(SearchlightError) {
         if !configuration.createIfMissing && !FileManager.default.fileExists(atPath: path) {
-            throw HistoryError(.databaseNotFound, "no database at \(path)")
+            throw SearchlightError(.databaseNotFound, "no database at \(path)")
         }
         // SQLite in WAL mode writes the database and creates files beside it (-wal, -shm):
         // say so at open, rather than failing later in the middle of a write.
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         if FileManager.default.fileExists(atPath: path) && access(path, W_OK) != 0 {
-            throw HistoryError(.readOnly, "the database \(path) is read-only: Searchlight needs to write to it")
+            throw SearchlightError(.readOnly, "the database \(path) is read-only: Searchlight needs to write to it")
         }
         if access(directory.isEmpty ? "." : directory, W_OK) != 0 {
-            throw HistoryError(.readOnly, "the directory of \(path) is read-only: SQLite needs to create its -wal and -shm files there")
+            throw SearchlightError(.readOnly, "the directory of \(path) is read-only: SQLite needs to create its -wal and -shm files there")
         }
-        let dbPool = try HistoryError.catching("cannot open database at \(path)") {
+        let dbPool = try SearchlightError.catching("cannot open database at \(path)") {
             try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
         }
         try self.init(dbPool: dbPool, model: model, configuration: configuration)
     }
 
     /// Uses an existing pool (configure its busy mode; see ``databaseConfiguration(_:)``).
-    public init(dbPool: DatabasePool, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(HistoryError) {
+    public init(dbPool: DatabasePool, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(SearchlightError) {
         self.dbPool = dbPool
         self.configuration = configuration
         if let model {
-            _ = try HistoryError.catching("cannot set up history in \(dbPool.path)") {
+            _ = try SearchlightError.catching("cannot set up history in \(dbPool.path)") {
                 try dbPool.write { db in try CaptureInstaller(model: model).install(db) }
             }
             self.model = model
         } else {
-            let json = try HistoryError.catching("cannot read the Searchlight setup of \(dbPool.path)") {
+            let json = try SearchlightError.catching("cannot read the Searchlight setup of \(dbPool.path)") {
                 try dbPool.read { db -> String? in
                     guard try db.tableExists("searchlight_meta") else { return nil }
                     return try Meta.get(db, "model")
                 }
             }
             guard let json else {
-                throw HistoryError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first")
+                throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first")
             }
             self.model = try SearchlightModel(jsonData: Data(json.utf8))
         }
@@ -120,17 +120,42 @@ public final class HistoryStore: Sendable {
     /// UPDATE searchlight_log SET open = NULL WHERE id = ? AND <it recorded a change>;
     /// DELETE FROM searchlight_log WHERE id = ?; -- only if it recorded none
     /// ```
-    public func write<T>(author: String?, context: String? = nil, _ updates: (Database) throws -> T) throws -> T {
-        let (result, token) = try dbPool.write { db in try recording(db, author: author, context: context) { try updates(db) } }
+    ///
+    /// - Throws: ``SearchlightError``: what SQLite reported, or ``SearchlightError/Code-swift.struct/bodyFailed``
+    ///   with your closure's own error as its `underlyingError`.
+    public func write<T>(author: String?, context: String? = nil, _ updates: (Database) throws -> T) throws(SearchlightError) -> T {
+        let (result, token) = try Self.writing(author: author) {
+            try dbPool.write { db in try recording(db, author: author, context: context) { try updates(db) } }
+        }
         if let token { notifier.publish(token) }
         return result
     }
 
     /// The async variant of ``write(author:context:_:)``.
-    public func write<T: Sendable>(author: String?, context: String? = nil, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let (result, token) = try await dbPool.write { [self] db in try recording(db, author: author, context: context) { try updates(db) } }
+    public func write<T: Sendable>(author: String?, context: String? = nil, _ updates: @escaping @Sendable (Database) throws -> T) async throws(SearchlightError) -> T {
+        let (result, token): (T, HistoryToken?)
+        do {
+            (result, token) = try await dbPool.write { [self] db in try recording(db, author: author, context: context) { try updates(db) } }
+        } catch {
+            throw Self.bodyError(error, doing: "the write of \"\(author ?? "-")\" failed")
+        }
         if let token { notifier.publish(token) }
         return result
+    }
+
+    private static func writing<T>(author: String?, _ body: () throws -> T) throws(SearchlightError) -> T {
+        do { return try body() } catch { throw bodyError(error, doing: "the write of \"\(author ?? "-")\" failed") }
+    }
+
+    /// An error thrown around a caller's closure: SQLite's and ours keep their codes, anything
+    /// else is the closure's own failure.
+    package static func bodyError(_ error: any Error, doing: String) -> SearchlightError {
+        switch error {
+        case is SearchlightError, is DatabaseError, is CancellationError:
+            SearchlightError(wrapping: error, doing: doing)
+        default:
+            SearchlightError(.bodyFailed, "\(doing): \(error)", underlyingError: error)
+        }
     }
 
     /// Runs `updates` inside an open API transaction; returns the token if it recorded changes.
@@ -154,8 +179,8 @@ public final class HistoryStore: Sendable {
     // MARK: - Reading history
 
     /// The newest committed token.
-    public func currentToken() throws(HistoryError) -> HistoryToken {
-        try HistoryError.catching("cannot read the current token") { try dbPool.read(HistoryLog.headToken) }
+    public func currentToken() throws(SearchlightError) -> HistoryToken {
+        try SearchlightError.catching("cannot read the current token") { try dbPool.read(HistoryLog.headToken) }
     }
 
     /// Transactions matching `request`, with their matching changes, in token order.
@@ -163,23 +188,23 @@ public final class HistoryStore: Sendable {
     /// - Throws: `historyExpired` if cleanup deleted history after the request's start;
     ///   `invalidToken` for a token ahead of the head; `invalidArgument` for a bad limit or
     ///   an unknown entity.
-    public func fetchTransactions(_ request: HistoryRequest) throws(HistoryError) -> [HistoryTransaction] {
-        try HistoryError.catching("cannot fetch history") { try dbPool.read { try HistoryLog.fetchTransactions(request, $0) } }
+    public func fetchTransactions(_ request: HistoryRequest) throws(SearchlightError) -> [HistoryTransaction] {
+        try SearchlightError.catching("cannot fetch history") { try dbPool.read { try HistoryLog.fetchTransactions(request, $0) } }
     }
 
     /// The changes of the transactions matching `request`, in order.
-    public func fetchChanges(_ request: HistoryRequest) throws(HistoryError) -> [HistoryChange] {
+    public func fetchChanges(_ request: HistoryRequest) throws(SearchlightError) -> [HistoryChange] {
         try fetchTransactions(request).flatMap(\.changes)
     }
 
     /// How many transactions and changes `request` selects.
-    public func fetchCount(_ request: HistoryRequest) throws(HistoryError) -> HistoryCount {
-        try HistoryError.catching("cannot count history") { try dbPool.read { try HistoryLog.count(request, $0) } }
+    public func fetchCount(_ request: HistoryRequest) throws(SearchlightError) -> HistoryCount {
+        try SearchlightError.catching("cannot count history") { try dbPool.read { try HistoryLog.count(request, $0) } }
     }
 
     /// Every change to one object after `start`: the history of an object id.
-    public func fetchChanges(entity: String, objectID: ObjectID, after start: HistoryRequest.Start = .oldest) throws(HistoryError) -> [HistoryChange] {
-        try HistoryError.catching("cannot fetch history") {
+    public func fetchChanges(entity: String, objectID: ObjectID, after start: HistoryRequest.Start = .oldest) throws(SearchlightError) -> [HistoryChange] {
+        try SearchlightError.catching("cannot fetch history") {
             try dbPool.read { try HistoryLog.changes(entity: entity, objectID: objectID, after: start, $0) }
         }
     }
@@ -188,8 +213,8 @@ public final class HistoryStore: Sendable {
     /// operation; ``HistoryCleaner`` decides what is safe to delete). Readers that later ask
     /// for history after an older token get `historyExpired`.
     @discardableResult
-    public func deleteHistory(through token: HistoryToken) throws(HistoryError) -> HistoryCount {
-        try HistoryError.catching("cannot delete history") {
+    public func deleteHistory(through token: HistoryToken) throws(SearchlightError) -> HistoryCount {
+        try SearchlightError.catching("cannot delete history") {
             try HistoryPurge(dbPool: dbPool).delete(through: token, authors: nil)
         }
     }

@@ -34,7 +34,6 @@ enum Output {
     static func describe(_ error: any Error) -> String {
         switch error {
         case let error as SearchlightError: error.message
-        case let error as HistoryError: error.message
         case let error as LocalizedError: error.errorDescription ?? "\(error)"
         default: "\(error)"
         }

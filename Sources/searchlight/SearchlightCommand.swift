@@ -27,8 +27,6 @@ struct SearchlightCommand: AsyncParsableCommand {
             }
         } catch let error as SearchlightError {
             fail(error.message)
-        } catch let error as HistoryError {
-            fail(error.message)
         } catch let exit as ExitCode {
             Foundation.exit(exit.rawValue)
         } catch {

@@ -116,7 +116,7 @@ public final class Indexer: Sendable {
         let transactions: [HistoryTransaction]
         do {
             transactions = try HistoryLog.fetchTransactions(HistoryRequest(start: .token(checkpoint.token), limit: configuration.batchSize), db)
-        } catch let error as HistoryError where error.code == .historyExpired {
+        } catch let error as SearchlightError where error.code == .historyExpired {
             return .needsRebuild("history the indexer had not processed was deleted by cleanup (\(error.message))")
         }
         guard let last = transactions.last else { return .caughtUp(checkpoint.token) }

@@ -24,7 +24,7 @@ extension Indexer {
         } catch let error as DatabaseError {
             throw SearchlightError(.invalidModel, "the model cannot be indexed (tokenizer \"\(model.tokenizer)\"): \(error.message ?? "\(error)")", underlyingError: error)
         } catch {
-            throw SearchlightError.wrap(error, "cannot check the model")
+            throw SearchlightError(wrapping: error, doing: "cannot check the model")
         }
     }
 }

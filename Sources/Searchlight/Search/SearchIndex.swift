@@ -73,7 +73,7 @@ public final class SearchIndex: Sendable {
             let reason = error.message ?? "\(error)"
             throw SearchlightError(.invalidQuery, "invalid query \"\(query.expression)\": \(reason)", underlyingError: error)
         } catch {
-            throw SearchlightError.wrap(error, "search failed")
+            throw SearchlightError(wrapping: error, doing: "search failed")
         }
     }
 

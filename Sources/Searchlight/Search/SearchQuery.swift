@@ -1,4 +1,5 @@
 import Foundation
+import SearchlightHistory
 
 /// A full-text query, parsed at the boundary like GRDB's `FTS5Pattern`: any user text becomes
 /// a safe FTS5 expression (``init(userText:asYouType:)``), while raw FTS5 syntax is passed

@@ -47,8 +47,8 @@ package struct CaptureInstaller {
 
     /// Checks one entity against the schema and returns the columns whose updates it tracks.
     private func check(_ entity: Entity, _ db: Database) throws -> (Entity, [String]) {
-        func fail(_ message: String) -> HistoryError {
-            HistoryError(.schemaMismatch, "entity \"\(entity.name)\": \(message)")
+        func fail(_ message: String) -> SearchlightError {
+            SearchlightError(.schemaMismatch, "entity \"\(entity.name)\": \(message)")
         }
         let kind = try Row.fetchOne(db, sql: """
             SELECT "type", "sql" FROM "sqlite_master" WHERE "name" = ? COLLATE NOCASE AND "type" IN ('table', 'view')

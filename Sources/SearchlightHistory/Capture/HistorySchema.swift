@@ -75,7 +75,7 @@ package enum HistorySchema {
         }
         guard version < currentVersion else {
             if version > currentVersion {
-                throw HistoryError(.schemaMismatch, "the database was set up by a newer Searchlight (history schema version \(version), this one knows \(currentVersion))")
+                throw SearchlightError(.schemaMismatch, "the database was set up by a newer Searchlight (history schema version \(version), this one knows \(currentVersion))")
             }
             return
         }

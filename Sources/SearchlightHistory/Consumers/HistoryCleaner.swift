@@ -113,8 +113,8 @@ public final class HistoryCleaner: Sendable {
     }
 
     /// A dry run: what ``clean()`` would delete now, and what holds the rest back.
-    public func plan() throws(HistoryError) -> Plan {
-        try HistoryError.catching("cannot plan history cleanup") {
+    public func plan() throws(SearchlightError) -> Plan {
+        try SearchlightError.catching("cannot plan history cleanup") {
             try store.dbPool.read { db in try makePlan(db) }
         }
     }
@@ -180,11 +180,11 @@ public final class HistoryCleaner: Sendable {
 
     /// Cleans now, by the same rules as the automatic strategy.
     @discardableResult
-    public func clean() throws(HistoryError) -> Report {
+    public func clean() throws(SearchlightError) -> Report {
         let plan = try plan()
         var deleted = HistoryCount(transactions: 0, changes: 0)
         if let bound = plan.deleteThrough {
-            deleted = try HistoryError.catching("cannot delete history") {
+            deleted = try SearchlightError.catching("cannot delete history") {
                 try HistoryPurge(dbPool: store.dbPool, chunkSize: configuration.chunkSize)
                     .delete(through: bound, authors: configuration.onlyAuthors)
             }
@@ -198,7 +198,7 @@ public final class HistoryCleaner: Sendable {
     /// Cleans if the strategy says it is time; call it after each processed batch of history.
     /// Returns `nil` when it did not clean.
     @discardableResult
-    public func cleanIfNeeded() throws(HistoryError) -> Report? {
+    public func cleanIfNeeded() throws(SearchlightError) -> Report? {
         let now = store.configuration.clock()
         let due: Bool = state.withLock { state in
             switch configuration.strategy {

@@ -42,7 +42,7 @@ package enum ConsumerLog {
     }
 
     package static func validate(author: String) throws {
-        if author.isEmpty { throw HistoryError(.invalidArgument, "an author name must not be empty") }
+        if author.isEmpty { throw SearchlightError(.invalidArgument, "an author name must not be empty") }
     }
 
     package static func register(_ author: String, required: Bool, now: Date, _ db: Database) throws {
@@ -55,10 +55,10 @@ package enum ConsumerLog {
 
     package static func save(_ token: HistoryToken, for author: String, now: Date, _ db: Database) throws {
         try validate(author: author)
-        if token.rawValue < 0 { throw HistoryError(.invalidToken, "invalid token \(token): tokens are not negative") }
+        if token.rawValue < 0 { throw SearchlightError(.invalidToken, "invalid token \(token): tokens are not negative") }
         let head = try HistoryLog.headToken(db)
         if token > head {
-            throw HistoryError(.invalidToken, "cannot checkpoint token \(token): it is ahead of the newest token \(head)")
+            throw SearchlightError(.invalidToken, "cannot checkpoint token \(token): it is ahead of the newest token \(head)")
         }
         let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_log" WHERE "id" = ? AND "type" = 0"#, arguments: [token])
         try db.cachedStatement(sql: """
@@ -72,36 +72,36 @@ package enum ConsumerLog {
 extension HistoryStore {
     /// Registers `author` as a consumer. Cleanup never deletes history that a required
     /// consumer has not checkpointed (unless it is older than the maximum duration).
-    public func registerConsumer(_ author: String, required: Bool = true) throws(HistoryError) {
-        try HistoryError.catching("cannot register consumer \"\(author)\"") {
+    public func registerConsumer(_ author: String, required: Bool = true) throws(SearchlightError) {
+        try SearchlightError.catching("cannot register consumer \"\(author)\"") {
             try dbPool.write { try ConsumerLog.register(author, required: required, now: configuration.clock(), $0) }
         }
     }
 
     /// Forgets a consumer and its checkpoint. Throws `invalidArgument` for an unknown author.
-    public func unregisterConsumer(_ author: String) throws(HistoryError) {
-        let deleted = try HistoryError.catching("cannot unregister consumer \"\(author)\"") {
+    public func unregisterConsumer(_ author: String) throws(SearchlightError) {
+        let deleted = try SearchlightError.catching("cannot unregister consumer \"\(author)\"") {
             try dbPool.write { db in
                 try db.execute(sql: #"DELETE FROM "searchlight_consumer" WHERE "author" = ?"#, arguments: [author])
                 return db.changesCount
             }
         }
-        if deleted == 0 { throw HistoryError(.invalidArgument, "unknown consumer \"\(author)\"") }
+        if deleted == 0 { throw SearchlightError(.invalidArgument, "unknown consumer \"\(author)\"") }
     }
 
     /// Every registered consumer, and every author that saved a checkpoint.
-    public func consumers() throws(HistoryError) -> [HistoryConsumer] {
-        try HistoryError.catching("cannot read consumers") { try dbPool.read(ConsumerLog.all) }
+    public func consumers() throws(SearchlightError) -> [HistoryConsumer] {
+        try SearchlightError.catching("cannot read consumers") { try dbPool.read(ConsumerLog.all) }
     }
 
     /// The checkpoint of `author`, or `nil` if it never saved one.
-    public func checkpoint(for author: String) throws(HistoryError) -> HistoryCheckpoint? {
+    public func checkpoint(for author: String) throws(SearchlightError) -> HistoryCheckpoint? {
         try consumers().first { $0.author == author }?.checkpoint
     }
 
     /// Saves how far `author` has processed history.
-    public func saveCheckpoint(_ token: HistoryToken, for author: String) throws(HistoryError) {
-        try HistoryError.catching("cannot save the checkpoint of \"\(author)\"") {
+    public func saveCheckpoint(_ token: HistoryToken, for author: String) throws(SearchlightError) {
+        try SearchlightError.catching("cannot save the checkpoint of \"\(author)\"") {
             try dbPool.write { try saveCheckpoint(token, for: author, in: $0) }
         }
     }
@@ -115,7 +115,9 @@ extension HistoryStore {
     ///     try store.saveCheckpoint(transactions.last!.token, for: "my-consumer", in: db)
     /// }
     /// ```
-    public func saveCheckpoint(_ token: HistoryToken, for author: String, in db: Database) throws {
-        try ConsumerLog.save(token, for: author, now: configuration.clock(), db)
+    public func saveCheckpoint(_ token: HistoryToken, for author: String, in db: Database) throws(SearchlightError) {
+        try SearchlightError.catching("cannot save the checkpoint of \"\(author)\"") {
+            try ConsumerLog.save(token, for: author, now: configuration.clock(), db)
+        }
     }
 }

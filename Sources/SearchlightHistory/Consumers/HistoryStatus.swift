@@ -28,8 +28,8 @@ public struct HistoryStatus: Hashable, Sendable {
 
 extension HistoryStore {
     /// The head token, history size and every consumer's progress, in one snapshot.
-    public func status() throws(HistoryError) -> HistoryStatus {
-        try HistoryError.catching("cannot read the history status") {
+    public func status() throws(SearchlightError) -> HistoryStatus {
+        try SearchlightError.catching("cannot read the history status") {
             try dbPool.read { db in
                 let row = try Row.fetchOne(db, sql: """
                     SELECT count(*) FILTER (WHERE "type" = 0), count(*) FILTER (WHERE "type" > 0) FROM "searchlight_log"

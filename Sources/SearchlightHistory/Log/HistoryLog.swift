@@ -41,19 +41,19 @@ package enum HistoryLog {
         case .oldest:
             return
         case let .token(token):
-            if token.rawValue < 0 { throw HistoryError(.invalidToken, "invalid token \(token): tokens are not negative") }
+            if token.rawValue < 0 { throw SearchlightError(.invalidToken, "invalid token \(token): tokens are not negative") }
             let head = try headToken(db)
             if token > head {
-                throw HistoryError(.invalidToken, "token \(token) is ahead of the newest token \(head): it does not come from this database")
+                throw SearchlightError(.invalidToken, "token \(token) is ahead of the newest token \(head): it does not come from this database")
             }
             let purged = try purgedThrough(db)
             if token < purged {
-                throw HistoryError(.historyExpired, "history after token \(token) has expired: cleanup deleted it through token \(purged); resynchronize from scratch")
+                throw SearchlightError(.historyExpired, "history after token \(token) has expired: cleanup deleted it through token \(purged); resynchronize from scratch")
             }
         case let .date(date):
             if let purgedTime = try Meta.get(db, "purgedThroughTimestamp", as: Double.self),
                date.timeIntervalSince1970 < purgedTime {
-                throw HistoryError(.historyExpired, "history after \(ISO8601DateFormatter().string(from: date)) has expired: cleanup deleted transactions recorded after that date")
+                throw SearchlightError(.historyExpired, "history after \(ISO8601DateFormatter().string(from: date)) has expired: cleanup deleted transactions recorded after that date")
             }
         }
     }
@@ -98,12 +98,12 @@ package enum HistoryLog {
 
         init(_ request: HistoryRequest, _ db: Database) throws {
             if let limit = request.limit, limit <= 0 {
-                throw HistoryError(.invalidArgument, "invalid limit \(limit): a limit must be a positive number of transactions")
+                throw SearchlightError(.invalidArgument, "invalid limit \(limit): a limit must be a positive number of transactions")
             }
             if let names = request.entities {
                 let known = try EntityNames.fetch(db).ids
                 if let unknown = names.sorted().first(where: { known[$0] == nil }) {
-                    throw HistoryError(.invalidArgument, "unknown entity \"\(unknown)\" (known: \(known.keys.sorted().joined(separator: ", ")))")
+                    throw SearchlightError(.unknownEntity, "unknown entity \"\(unknown)\" (known: \(known.keys.sorted().joined(separator: ", ")))")
                 }
             }
             self.request = request
@@ -167,10 +167,10 @@ package enum HistoryLog {
         let entityID: Int64 = row["entity_id"]
         let rawType: Int = row["type"]
         guard let type = ChangeType(rawValue: rawType) else {
-            throw HistoryError(.databaseError, "history holds an unknown change type \(rawType)")
+            throw SearchlightError(.databaseError, "history holds an unknown change type \(rawType)")
         }
         guard let objectID = ObjectID.fromDatabaseValue(row["object_id"]) else {
-            throw HistoryError(.databaseError, "history holds a change with no object id")
+            throw SearchlightError(.databaseError, "history holds a change with no object id")
         }
         let updatedColumns = try (row["updated_columns"] as String?).map(decodeColumns)
         return HistoryChange(

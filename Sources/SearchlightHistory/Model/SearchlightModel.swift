@@ -37,7 +37,7 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     public static let defaultTokenizer = "unicode61 remove_diacritics 2"
 
     /// Creates and validates a model.
-    public init(entities: [Entity], tokenizer: String = SearchlightModel.defaultTokenizer, history: HistoryOptions = .init()) throws(HistoryError) {
+    public init(entities: [Entity], tokenizer: String = SearchlightModel.defaultTokenizer, history: HistoryOptions = .init()) throws(SearchlightError) {
         self.entities = entities
         self.tokenizer = tokenizer
         self.history = history
@@ -46,25 +46,25 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
 
     /// Reads and validates a JSON model.
     ///
-    /// Throws ``HistoryError`` with code `invalidModel` and a message naming the problem
+    /// Throws ``SearchlightError`` with code `invalidModel` and a message naming the problem
     /// (with its JSON path) for invalid JSON, wrong types, missing keys or inconsistent values.
-    public init(jsonData: Data) throws(HistoryError) {
+    public init(jsonData: Data) throws(SearchlightError) {
         do {
             self = try JSONDecoder().decode(SearchlightModel.self, from: jsonData)
         } catch let error as DecodingError {
-            throw HistoryError(.invalidModel, "invalid model: \(Self.describe(error))")
-        } catch let error as HistoryError {
+            throw SearchlightError(.invalidModel, "invalid model: \(Self.describe(error))")
+        } catch let error as SearchlightError {
             throw error
         } catch {
-            throw HistoryError(.invalidModel, "invalid model: \(error)")
+            throw SearchlightError(.invalidModel, "invalid model: \(error)")
         }
     }
 
     /// Reads and validates a JSON model file.
-    public init(contentsOf url: URL) throws(HistoryError) {
+    public init(contentsOf url: URL) throws(SearchlightError) {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw HistoryError(.invalidModel, "cannot read model file \(url.path): \((error as NSError).localizedDescription)")
+            throw SearchlightError(.invalidModel, "cannot read model file \(url.path): \((error as NSError).localizedDescription)")
         }
         try self.init(jsonData: data)
     }
@@ -94,8 +94,8 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     }
 
     /// Checks everything that does not need a database.
-    public func validate() throws(HistoryError) {
-        func fail(_ message: String) -> HistoryError { HistoryError(.invalidModel, "invalid model: \(message)") }
+    public func validate() throws(SearchlightError) {
+        func fail(_ message: String) -> SearchlightError { SearchlightError(.invalidModel, "invalid model: \(message)") }
         if entities.isEmpty { throw fail("`entities` is empty: declare at least one entity") }
         var names = Set<String>(), tables = Set<String>()
         for (index, entity) in entities.enumerated() {

@@ -61,15 +61,46 @@ import SearchlightTestSupport
         let db = try TestDatabase()
         let store = try db.openStore()
         struct Abort: Error {}
-        #expect(throws: Abort.self) {
+        let error = #expect(throws: SearchlightError.self) {
             try store.write(author: "app") { db in
                 try db.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'a')")
                 throw Abort()
             }
         }
+        // The closure's own error comes back as the cause, under a stable code.
+        #expect(error?.code == .bodyFailed)
+        #expect(error?.underlyingError is Abort)
         try db.shell("BEGIN; INSERT INTO notes(id, title) VALUES (2, 'b'); ROLLBACK;")
         #expect(try store.fetchTransactions(.all).isEmpty)
         #expect(try store.currentToken() == .zero)
+    }
+
+    @Test func writeErrorsMatchLikeGRDBResultCodes() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'a')") }
+        // A constraint violation inside the body keeps SQLite's error as its cause.
+        do {
+            try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'again')") }
+            Issue.record("a duplicate key must throw")
+        } catch SearchlightError.databaseError {
+            // matched by code, like `catch DatabaseError.SQLITE_CONSTRAINT`
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+        let error = #expect(throws: SearchlightError.self) {
+            try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'again')") }
+        }
+        #expect(error?.databaseError?.resultCode == .SQLITE_CONSTRAINT)
+        // Checkpoints refused inside the caller's transaction throw the same type.
+        let checkpoint = #expect(throws: SearchlightError.self) {
+            try store.dbPool.write { db in try store.saveCheckpoint(HistoryToken(999), for: "exporter", in: db) }
+        }
+        #expect(checkpoint?.code == .invalidToken)
+        switch checkpoint?.code {
+        case SearchlightError.invalidToken?: break
+        default: Issue.record("the code must match by pattern")
+        }
     }
 
     @Test func rolledBackSavepointLeavesNoHistory() throws {

@@ -9,7 +9,7 @@ import SearchlightTestSupport
         let db = try TestDatabase(schema: schema)
         let before = try db.schemaSnapshot()
         let model = try SearchlightModel(entities: [entity])
-        let error = try #require(throws: HistoryError.self) { try db.openStore(model: model) }
+        let error = try #require(throws: SearchlightError.self) { try db.openStore(model: model) }
         #expect(error.code == .schemaMismatch)
         #expect(error.message.contains(text), "message: \(error.message)")
         #expect(try db.schemaSnapshot() == before, "a refused model must change nothing")
@@ -54,14 +54,14 @@ import SearchlightTestSupport
             Entity(name: "Note", table: "notes", primaryKey: "id"),
             Entity(name: "Ghost", table: "ghosts", primaryKey: "id"),
         ])
-        #expect(throws: HistoryError.self) { try db.openStore(model: model) }
+        #expect(throws: SearchlightError.self) { try db.openStore(model: model) }
         #expect(try db.schemaSnapshot() == before)
     }
 
     @Test func missingDatabaseIsAClearErrorAndCreatesNoFile() throws {
         let db = try TestDatabase()
         let path = db.directory.appendingPathComponent("missing.sqlite").path
-        let error = try #require(throws: HistoryError.self) { try HistoryStore(path: path, model: TestDatabase.notesModel) }
+        let error = try #require(throws: SearchlightError.self) { try HistoryStore(path: path, model: TestDatabase.notesModel) }
         #expect(error.code == .databaseNotFound)
         #expect(!FileManager.default.fileExists(atPath: path))
     }
@@ -70,13 +70,13 @@ import SearchlightTestSupport
         let db = try TestDatabase()
         let path = db.directory.appendingPathComponent("notes.txt").path
         try Data("this is not a database, just some text that is long enough to fill a header.".utf8).write(to: URL(fileURLWithPath: path))
-        let error = try #require(throws: HistoryError.self) { try HistoryStore(path: path, model: TestDatabase.notesModel) }
+        let error = try #require(throws: SearchlightError.self) { try HistoryStore(path: path, model: TestDatabase.notesModel) }
         #expect(error.code == .notADatabase)
     }
 
     @Test func openingWithoutModelOnAnUninstalledDatabaseSaysSo() throws {
         let db = try TestDatabase()
-        let error = try #require(throws: HistoryError.self) { try db.openStore(model: nil) }
+        let error = try #require(throws: SearchlightError.self) { try db.openStore(model: nil) }
         #expect(error.code == .notInstalled)
     }
 }

@@ -91,7 +91,7 @@ import SearchlightTestSupport
         #expect(plan.forcedByMaximumDuration)
         #expect(plan.expiringConsumers == ["laggard"])
         #expect(try cleaner.clean().deleted.transactions == 4)
-        let error = try #require(throws: HistoryError.self) { try store.fetchTransactions(.after(tokens[0])) }
+        let error = try #require(throws: SearchlightError.self) { try store.fetchTransactions(.after(tokens[0])) }
         #expect(error.code == .historyExpired)
         #expect(try store.checkpoint(for: "laggard")?.token == tokens[0], "cleanup never resets checkpoints")
         // A consumer that had processed through the purge point is fine.

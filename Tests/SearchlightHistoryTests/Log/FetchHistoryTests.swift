@@ -57,7 +57,7 @@ import SearchlightTestSupport
         request.changeTypes = [.delete]
         #expect(try store.fetchChanges(request).map(\.objectID) == [.integer(1)])
         request.entities = ["Nope"]
-        #expect(throws: HistoryError.self) { try store.fetchChanges(request) }
+        #expect(throws: SearchlightError.self) { try store.fetchChanges(request) }
     }
 
     @Test func countAndLimit() throws {
@@ -85,15 +85,15 @@ import SearchlightTestSupport
         let (db, store) = try populated()
         defer { withExtendedLifetime(db) {} }
         let head = try store.currentToken()
-        let future = try #require(throws: HistoryError.self) { try store.fetchTransactions(.after(HistoryToken(head.rawValue + 1))) }
+        let future = try #require(throws: SearchlightError.self) { try store.fetchTransactions(.after(HistoryToken(head.rawValue + 1))) }
         #expect(future.code == .invalidToken)
-        let negative = try #require(throws: HistoryError.self) { try store.fetchTransactions(.after(HistoryToken(-1))) }
+        let negative = try #require(throws: SearchlightError.self) { try store.fetchTransactions(.after(HistoryToken(-1))) }
         #expect(negative.code == .invalidToken)
         var request = HistoryRequest.all
         request.limit = -3
-        let limit = try #require(throws: HistoryError.self) { try store.fetchTransactions(request) }
+        let limit = try #require(throws: SearchlightError.self) { try store.fetchTransactions(request) }
         #expect(limit.code == .invalidArgument)
-        #expect(throws: HistoryError.self) { try store.unregisterConsumer("nobody") }
+        #expect(throws: SearchlightError.self) { try store.unregisterConsumer("nobody") }
     }
 
     @Test func clockGoingBackwardsLosesNothing() throws {

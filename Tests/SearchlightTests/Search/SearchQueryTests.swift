@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Searchlight
+import SearchlightHistory
 
 @Suite struct SearchQueryTests {
     func expression(_ text: String, asYouType: Bool = false) -> String? {
