@@ -2,9 +2,28 @@
 -- one entity (id 1) whose fields are "title" and "body". What the library creates must match this
 -- file: Tests/SearchlightTests/Index/IndexSchemaFileTests.swift.
 --
+-- The index's own bookkeeping (created once, at index schema version 1; Searchlight 0.1.0 kept
+-- 'index.generation' and 'index.fingerprint' in searchlight_meta, and they move here). Keys:
+--   schemaVersion      the index schema version (1)
+--   generation         the live generation N of the tables below
+--   layout             what generation N holds, as JSON: tokenizer, prefixes, and per entity its
+--                      id, table, key, fields (column, weight, role) and whether object ids are
+--                      the FTS rowids. Searches read it; a different layout forces a rebuild.
+--   rebuildOwner, rebuildExpiresAt
+--                      the rebuild lease: one process rebuilds at a time; it renews the lease with
+--                      every chunk, and another process takes over once it expires
+--   rebuildGeneration, rebuildLayout, rebuildStartToken, rebuildEntity, rebuildAfter
+--                      the rebuild under way: its generation, its layout, the history token it
+--                      started from, and how far it got (entity position, last key copied)
+-- While a rebuild runs, the consumer "<indexer author>.rebuild" holds cleanup at its start token.
+CREATE TABLE "searchlight_index_state" (
+  "key" TEXT PRIMARY KEY NOT NULL,
+  "value"
+) WITHOUT ROWID;
+
 -- Generations: a rebuild fills generation N+1 beside the live one, then one transaction sets
--- searchlight_meta 'index.generation' = N+1, 'index.fingerprint' (what the index was built for:
--- fields, weights, tokenizer, key modes) and the indexer's checkpoint, and drops generation N.
+-- generation = N+1 and its layout, saves the indexer's checkpoint at the rebuild's start token,
+-- and drops generation N.
 
 -- Maps (entity, object id) to the full-text rowid, for tables whose key is not an INTEGER
 -- PRIMARY KEY. (For INTEGER PRIMARY KEY tables the object id is the full-text rowid.)

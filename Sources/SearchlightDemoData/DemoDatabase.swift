@@ -7,8 +7,8 @@ import SearchlightHistory
 public enum DemoDatabase {
     /// The demo's model: one entity, `Entry`, over the table `entries`.
     public static let model = try! SearchlightModel(entities: [
-        Entity(name: "Entry", table: "entries", primaryKey: "id",
-               fields: [Field(column: "title", weight: 10, role: .title), Field(column: "body")],
+        SearchlightModel.Entity(name: "Entry", table: "entries", primaryKey: "id",
+               fields: [SearchlightModel.Field(column: "title", weight: 10, role: .title), SearchlightModel.Field(column: "body")],
                preserveOnDelete: ["title"]),
     ])
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// An SQLite database whose tracked tables record every committed change as history.
 ///
@@ -28,7 +29,7 @@ public final class HistoryStore: Sendable {
         /// Where the store logs. It never prints.
         public var logger = Logger(label: "searchlight.history")
         /// How long a write waits for another process's write lock before failing.
-        public var busyTimeout: TimeInterval = 10
+        public var busyTimeout: Duration = .seconds(10)
         /// Whether `HistoryStore(path:)` may create a missing database file.
         public var createIfMissing = false
         /// How often the change watcher checks for commits when no file event arrives (a
@@ -40,8 +41,10 @@ public final class HistoryStore: Sendable {
 
     /// The database connections. Use it for reads, and for writes that need no author.
     public let dbPool: DatabasePool
-    /// The model installed in the database.
-    public let model: SearchlightModel
+    /// The model installed in the database, as this store last read it. Another process may
+    /// install a new one (`searchlight init`); ``installedModel(in:)`` reads the current one.
+    public var model: SearchlightModel { installed.withLock { $0.model } }
+    private let installed: Mutex<(model: SearchlightModel, revision: Int64)>
     let configuration: Configuration
     let notifier: HistoryNotifier
     private let processID = Int32(ProcessInfo.processInfo.processIdentifier)
@@ -77,21 +80,24 @@ public final class HistoryStore: Sendable {
         self.dbPool = dbPool
         self.configuration = configuration
         if let model {
-            _ = try SearchlightError.catching("cannot set up history in \(dbPool.path)") {
-                try dbPool.write { db in try CaptureInstaller(model: model).install(db) }
-            }
-            self.model = model
-        } else {
-            let json = try SearchlightError.catching("cannot read the Searchlight setup of \(dbPool.path)") {
-                try dbPool.read { db -> String? in
-                    guard try db.tableExists("searchlight_meta") else { return nil }
-                    return try Meta.get(db, "model")
+            let revision = try SearchlightError.catching("cannot set up history in \(dbPool.path)") {
+                try dbPool.write { db in
+                    try CaptureInstaller(model: model).install(db)
+                    return try Meta.get(db, .modelRevision, as: Int64.self) ?? 0
                 }
             }
-            guard let json else {
+            installed = Mutex((model, revision))
+        } else {
+            let stored = try SearchlightError.catching("cannot read the Searchlight setup of \(dbPool.path)") {
+                try dbPool.read { db -> (String, Int64)? in
+                    guard try db.tableExists("searchlight_meta"), let json = try Meta.get(db, .model, as: String.self) else { return nil }
+                    return (json, try Meta.get(db, .modelRevision, as: Int64.self) ?? 0)
+                }
+            }
+            guard let stored else {
                 throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first")
             }
-            self.model = try SearchlightModel(jsonData: Data(json.utf8))
+            installed = Mutex((try SearchlightModel(jsonData: Data(stored.0.utf8)), stored.1))
         }
         notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval)
     }
@@ -100,7 +106,7 @@ public final class HistoryStore: Sendable {
     /// concurrent writers in other processes wait instead of failing.
     public static func databaseConfiguration(_ configuration: Configuration = .init()) -> GRDB.Configuration {
         var config = GRDB.Configuration()
-        config.busyMode = .timeout(configuration.busyTimeout)
+        config.busyMode = .timeout(configuration.busyTimeout.seconds)
         config.label = "searchlight"
         return config
     }
@@ -115,7 +121,7 @@ public final class HistoryStore: Sendable {
     /// SQL it runs around your updates:
     /// ```sql
     /// INSERT INTO searchlight_log(id, token, type, timestamp, author, context, process_id, open)
-    ///   VALUES (<next token>, <next token>, 0, ?, ?, ?, ?, 1);
+    ///   VALUES (<next token>, <next token>, 0 /* header */, ?, ?, ?, ?, 1);
     /// -- your updates: the capture triggers append changes to the open transaction
     /// UPDATE searchlight_log SET open = NULL WHERE id = ? AND <it recorded a change>;
     /// DELETE FROM searchlight_log WHERE id = ?; -- only if it recorded none
@@ -162,8 +168,8 @@ public final class HistoryStore: Sendable {
     private func recording<T>(_ db: Database, author: String?, context: String?, _ updates: () throws -> T) throws -> (T, HistoryToken?) {
         try db.cachedStatement(sql: """
             INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "author", "context", "process_id", "open")
-            VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), 0, ?, ?, ?, ?, 1)
-            """).execute(arguments: [configuration.clock().timeIntervalSince1970, author, context, processID])
+            VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, ?, ?, ?, 1)
+            """).execute(arguments: [LogRowType.transactionHeader, configuration.clock().timeIntervalSince1970, author, context, processID])
         let token = db.lastInsertedRowID
         let result = try updates()
         // Close the transaction if it recorded a change (a row after its header); otherwise
@@ -176,11 +182,43 @@ public final class HistoryStore: Sendable {
         return (result, nil)
     }
 
+    /// The model installed in the database now, read in the caller's transaction. Costs one
+    /// point query unless another process installed a new model since the last call, in which
+    /// case ``model`` is updated too.
+    public func installedModel(in db: Database) throws(SearchlightError) -> SearchlightModel {
+        let revision = try SearchlightError.catching("cannot read the installed model") {
+            try Meta.get(db, .modelRevision, as: Int64.self) ?? 0
+        }
+        if let model = installed.withLock({ $0.revision == revision ? $0.model : nil }) { return model }
+        let json = try SearchlightError.catching("cannot read the installed model") { try Meta.get(db, .model, as: String.self) }
+        guard let json else { throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first") }
+        let model = try SearchlightModel(jsonData: Data(json.utf8))
+        installed.withLock { $0 = (model, revision) }
+        configuration.logger.notice("another process installed a new model (revision \(revision))")
+        return model
+    }
+
+    /// The stable integer id of each installed entity, by name. An id is never reused, so it
+    /// can name per-entity objects of your own (the index names its FTS5 tables with it).
+    public func entityIDs(in db: Database) throws(SearchlightError) -> [String: Int64] {
+        try SearchlightError.catching("cannot read the installed entities") { try HistoryLog.EntityNames.fetch(db).ids }
+    }
+
     // MARK: - Reading history
 
     /// The newest committed token.
     public func currentToken() throws(SearchlightError) -> HistoryToken {
         try SearchlightError.catching("cannot read the current token") { try dbPool.read(HistoryLog.headToken) }
+    }
+
+    /// The newest committed token, in the caller's transaction.
+    public func currentToken(in db: Database) throws(SearchlightError) -> HistoryToken {
+        try SearchlightError.catching("cannot read the current token") { try HistoryLog.headToken(db) }
+    }
+
+    /// ``fetchTransactions(_:)`` in the caller's transaction.
+    public func fetchTransactions(_ request: HistoryRequest, in db: Database) throws(SearchlightError) -> [HistoryTransaction] {
+        try SearchlightError.catching("cannot fetch history") { try HistoryLog.fetchTransactions(request, db) }
     }
 
     /// Transactions matching `request`, with their matching changes, in token order.

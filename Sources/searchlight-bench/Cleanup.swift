@@ -12,7 +12,7 @@ enum Cleanup {
         let path = directory.appendingPathComponent("cleanup.sqlite").path
         let pool = try DatabasePool(path: path, configuration: HistoryStore.databaseConfiguration())
         try pool.write { try $0.execute(sql: "CREATE TABLE items(id INTEGER PRIMARY KEY, value INTEGER)") }
-        let model = try SearchlightModel(entities: [Entity(name: "Item", table: "items", primaryKey: "id")])
+        let model = try SearchlightModel(entities: [SearchlightModel.Entity(name: "Item", table: "items", primaryKey: "id")])
         let store = try HistoryStore(dbPool: pool, model: model)
         // 1M changes: 1,000 transactions of 1,000 inserts.
         for batch in 0..<(changes / 1_000) {

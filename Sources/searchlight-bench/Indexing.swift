@@ -7,8 +7,8 @@ import SearchlightHistory
 /// inserting the same documents straight into a plain FTS5 table in one transaction.
 enum Indexing {
     static let model = try! SearchlightModel(entities: [
-        Entity(name: "Doc", table: "docs", primaryKey: "id",
-               fields: [Field(column: "title", weight: 10, role: .title), Field(column: "body")], preserveOnDelete: ["title"]),
+        SearchlightModel.Entity(name: "Doc", table: "docs", primaryKey: "id",
+               fields: [SearchlightModel.Field(column: "title", weight: 10, role: .title), SearchlightModel.Field(column: "body")], preserveOnDelete: ["title"]),
     ])
 
     /// A database with the corpus in `docs`, tracked, written through the API in chunks.

@@ -30,8 +30,8 @@ enum WriteOverhead {
         }
         guard variant == .tracked else { return (pool, nil) }
         let model = try SearchlightModel(entities: [
-            Entity(name: "Doc", table: "docs", primaryKey: "id",
-                   fields: [Field(column: "title", role: .title), Field(column: "body")], preserveOnDelete: ["title"]),
+            SearchlightModel.Entity(name: "Doc", table: "docs", primaryKey: "id",
+                   fields: [SearchlightModel.Field(column: "title", role: .title), SearchlightModel.Field(column: "body")], preserveOnDelete: ["title"]),
         ])
         return (pool, try HistoryStore(dbPool: pool, model: model))
     }

@@ -26,11 +26,11 @@ public final class TestDatabase: @unchecked Sendable {
         """
 
     public static let notesModel = try! SearchlightModel(entities: [
-        Entity(name: "Note", table: "notes", primaryKey: "id",
-               fields: [Field(column: "title", weight: 10, role: .title), Field(column: "body"), Field(column: "tags", weight: 3)],
+        SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "id",
+               fields: [SearchlightModel.Field(column: "title", weight: 10, role: .title), SearchlightModel.Field(column: "body"), SearchlightModel.Field(column: "tags", weight: 3)],
                preserveOnDelete: ["title"]),
-        Entity(name: "Person", table: "people", primaryKey: "uuid",
-               fields: [Field(column: "name", role: .title)], preserveOnDelete: ["name", "email"]),
+        SearchlightModel.Entity(name: "Person", table: "people", primaryKey: "uuid",
+               fields: [SearchlightModel.Field(column: "name", role: .title)], preserveOnDelete: ["name", "email"]),
     ])
 
     public func openStore(model: SearchlightModel? = TestDatabase.notesModel,

@@ -15,6 +15,8 @@ import SearchlightTestSupport
     static let allowedNames: Set<String> = [
         "fts", "documents", "columns", "key", "table", "title", "join", "condition", "placeholders", "assignments", "idColumn", "joinClause",
         "nextTokenExpression", "CaptureTriggers.nextTokenExpression",
+        // An integer constant of the log format (a header row's type).
+        "LogRowType.transactionHeader.rawValue",
     ]
     static let allowedCalls = ["SQLQuoting.identifier(", "SQLQuoting.literal(", "databaseQuestionMarks("]
 

@@ -11,12 +11,13 @@ extension Indexer {
 
     /// Rebuilds the index from scratch, online: the new index is built beside the live one
     /// and swapped in atomically, so searches keep answering from the old index until the
-    /// swap; changes committed during the rebuild are applied right after it.
+    /// swap; changes committed during the rebuild are applied right after it. If another
+    /// process is rebuilding already, this waits for that rebuild instead of starting another.
     @discardableResult
     public func reindex(progress: (@Sendable (Progress) -> Void)? = nil) throws(SearchlightError) -> Summary {
         var summary = Summary()
-        summary.rebuildReason = "requested"
-        summary.add(try rebuild(reason: "requested", progress: progress))
+        summary.rebuildReason = .requested
+        if let update = try rebuild(reason: .requested, progress: progress) { summary.add(update) }
         let rest = try indexPendingChanges()
         summary.changes += rest.changes
         summary.upserted += rest.upserted
@@ -28,92 +29,236 @@ extension Indexer {
     /// Makes the index match the current rows of these objects, whatever history says.
     @discardableResult
     public func reindex(ids: [ObjectID], entity name: String) throws(SearchlightError) -> Summary {
-        guard store.model.entity(named: name) != nil else {
-            throw SearchlightError(.unknownEntity, "unknown entity \"\(name)\" (the model declares: \(store.model.entities.map(\.name).joined(separator: ", ")))")
-        }
-        return try SearchlightError.catching("cannot reindex \(name) objects") {
+        try SearchlightError.catching("cannot reindex \(name) objects") {
             try store.dbPool.write { db in
-                guard let schema = try IndexSchema.live(db) else {
+                let model = try store.installedModel(in: db)
+                guard model.entity(named: name) != nil else {
+                    throw SearchlightError(.unknownEntity, "unknown entity \"\(name)\" (the model declares: \(model.entities.map(\.name).joined(separator: ", ")))")
+                }
+                guard let live = try IndexState.live(db), let json = live.layout else {
                     throw SearchlightError(.indexNotBuilt, "the index has not been built yet; run a full reindex first")
                 }
-                let entities = try IndexedEntity.resolve(store.model, db)
+                let entities = try IndexLayout(json: json).entities
                 guard let entity = entities.first(where: { $0.entity.name == name }) else { return Summary() }
-                let counts = try makeWriter(schema, entities).apply(ids, entityID: entity.id, db)
-                return Summary(changes: 0, upserted: counts.upserted, removed: counts.removed, token: try HistoryLog.headToken(db))
+                let counts = try makeWriter(live.schema, entities).apply(ids, entityID: entity.id, db)
+                return Summary(changes: 0, upserted: counts.upserted, removed: counts.removed, token: try store.currentToken(in: db))
             }
         }
     }
 
-    /// Builds a new generation of the index from the source tables and swaps it in.
-    func rebuild(reason: String, progress: (@Sendable (Progress) -> Void)?) throws(SearchlightError) -> Update {
-        logger.notice("rebuilding the index from scratch: \(reason)")
-        let model = store.model
-        let tokenizer = model.tokenizer
-        // 1. Create the next generation's tables; note where history stands.
-        let (schema, startToken, entities, total) = try SearchlightError.catching("cannot start the rebuild") {
-            try store.dbPool.write { db -> (IndexSchema, HistoryToken, [IndexedEntity], Int) in
-                let live = try IndexSchema.live(db)
-                try IndexSchema.dropGenerations(except: live?.generation, db)
-                let schema = IndexSchema(generation: (live?.generation ?? 0) + 1)
-                let entities = try IndexedEntity.resolve(model, db)
-                for statement in schema.createStatements(for: entities, tokenizer: tokenizer) {
-                    do {
-                        try db.execute(sql: statement)
-                    } catch let error as DatabaseError where statement.contains("USING fts5") {
-                        throw SearchlightError(.invalidModel, "cannot create the full-text index (tokenizer \"\(tokenizer)\"): \(error.message ?? "\(error)")", underlyingError: error)
-                    }
+    /// The consumer that holds history back while a rebuild runs: cleanup must not delete
+    /// what came after the rebuild's start token, which the indexer applies after the swap.
+    var rebuildConsumer: String { configuration.author + ".rebuild" }
+
+    /// A rebuild this indexer holds the lease of.
+    private struct Plan {
+        var generation: Int
+        var layout: IndexLayout
+        var startToken: HistoryToken
+        var entityIndex: Int
+        var after: DatabaseValue?
+        var resumed: Bool
+    }
+
+    private enum Start {
+        case started(Plan)
+        /// Another live process holds the lease.
+        case busy(owner: String)
+        /// Nothing to do: the live index already has the wanted layout (another process
+        /// finished the rebuild this one was waiting for).
+        case notNeeded
+    }
+
+    /// Builds a new generation of the index from the source tables and swaps it in, under the
+    /// rebuild lease. Returns nil when another process did the rebuild (this one waited).
+    func rebuild(reason: RebuildReason, progress: (@Sendable (Progress) -> Void)?) throws(SearchlightError) -> Update? {
+        var waited = false
+        var plan: Plan
+        // 1. Take the lease: start a generation, resume the one a stopped or dead rebuild left,
+        // or wait for the process that is rebuilding.
+        while true {
+            if Task.isCancelled { throw SearchlightError(.cancelled, "the rebuild was cancelled") }
+            let start = try SearchlightError.catching("cannot start the rebuild") {
+                try store.dbPool.write { db in try begin(reason: waited ? nil : reason, db) }
+            }
+            switch start {
+            case let .started(started):
+                plan = started
+            case .notNeeded:
+                logger.notice("another process rebuilt the index")
+                return nil
+            case let .busy(owner):
+                if !waited { logger.notice("waiting for the rebuild under way in process \(owner.split(separator: ":").first ?? "?")") }
+                waited = true
+                Thread.sleep(forTimeInterval: 0.1)
+                continue
+            }
+            break
+        }
+        logger.notice("\(plan.resumed ? "resuming" : "rebuilding") the index from scratch: \(reason)")
+
+        // 2. Fill it in chunks, each a short write transaction that renews the lease and
+        // records how far it got: writers and searches go on, and a stop resumes from there.
+        let writer = makeWriter(IndexSchema(generation: plan.generation), plan.layout.entities)
+        let total = try SearchlightError.catching("cannot count the rows to index") {
+            try store.dbPool.read { db in
+                try plan.layout.entities.reduce(0) { sum, entity in
+                    sum + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(entity.entity.table))") ?? 0)
                 }
-                var total = 0
-                for entity in entities {
-                    total += try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(entity.entity.table))") ?? 0
-                }
-                return (schema, try HistoryLog.headToken(db), entities, total)
             }
         }
-        // 2. Fill it in chunks, each a short write transaction: writers and searches go on.
-        let writer = makeWriter(schema, entities)
         var done = 0
         var upserted = 0
         progress?(Progress(done: 0, total: total))
-        for entity in entities {
+        for entityIndex in plan.entityIndex..<plan.layout.entities.count {
+            let entity = plan.layout.entities[entityIndex]
             let source = writer.sources[entity.id]!
-            let key = SQLQuoting.identifier(entity.entity.primaryKey)
-            var after: DatabaseValue?
+            var after = entityIndex == plan.entityIndex ? plan.after : nil
             while true {
-                let (count, last, inserted) = try SearchlightError.catching("cannot rebuild the index") {
-                    try store.dbPool.write { db -> (Int, DatabaseValue?, Int) in
-                        let condition = after == nil ? "1" : "\(key) > ?"
-                        let rows = try Row.fetchAll(db, sql: source.selectSQL(where: condition) + " ORDER BY \(key) LIMIT ?",
-                                                    arguments: StatementArguments(after.map { [$0] } ?? []) + [configuration.rebuildChunkSize])
-                        var inserted = 0
-                        for row in rows {
-                            guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }
-                            try writer.insertNew(id, fields: fields, entityID: entity.id, db)
-                            inserted += 1
-                        }
-                        return (rows.count, rows.last?[0], inserted)
+                if Task.isCancelled {
+                    try? releaseLease()
+                    throw SearchlightError(.cancelled, "the rebuild was cancelled; it resumes where it stopped")
+                }
+                let position = after
+                let chunk = try SearchlightError.catching("cannot rebuild the index") {
+                    try store.dbPool.write { db in
+                        try fillChunk(entityIndex: entityIndex, after: position, source: source, writer: writer, db)
                     }
                 }
-                done += count
-                upserted += inserted
+                guard let chunk else {
+                    logger.warning("another process took the rebuild over (this one's lease had expired)")
+                    return nil
+                }
+                done += chunk.count
+                upserted += chunk.inserted
                 progress?(Progress(done: min(done, max(total, done)), total: max(total, done)))
-                guard count == configuration.rebuildChunkSize, let last else { break }
+                guard chunk.count == configuration.rebuildChunkSize, let last = chunk.last else { break }
                 after = last
             }
         }
         // 3. Swap: the new generation becomes live, and the checkpoint moves to where the
         // rebuild started (changes since then are applied next, idempotently).
-        try SearchlightError.catching("cannot swap in the rebuilt index") {
-            try store.dbPool.write { db in
-                try Meta.set(db, "index.generation", schema.generation)
-                try Meta.set(db, "index.fingerprint", IndexSchema.fingerprint(model, entities))
-                try IndexSchema.dropGenerations(except: schema.generation, db)
-                try store.saveCheckpoint(startToken, for: configuration.author, in: db)
+        let swapped = try SearchlightError.catching("cannot swap in the rebuilt index") {
+            try store.dbPool.write { db -> Bool in
+                guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return false }
+                try IndexState.set(db, .generation, plan.generation)
+                try IndexState.set(db, .layout, plan.layout.json)
+                try IndexSchema.dropGenerations(except: [plan.generation], db)
+                try store.saveCheckpoint(plan.startToken, for: configuration.author, in: db)
+                try store.unregisterConsumer(rebuildConsumer, in: db)
+                try clearLease(db)
+                return true
             }
         }
-        let update = Update(token: startToken, changes: 0, upserted: upserted, removed: 0, rebuilt: true)
+        guard swapped else {
+            logger.warning("another process took the rebuild over (this one's lease had expired)")
+            return nil
+        }
+        let update = Update(token: plan.startToken, changes: 0, upserted: upserted, removed: 0, rebuilt: true)
         publish(update)
-        logger.notice("rebuilt the index: \(upserted) documents, generation \(schema.generation), from token \(startToken)")
+        logger.notice("rebuilt the index: \(upserted) documents\(plan.resumed ? " (resumed)" : ""), generation \(plan.generation), from token \(plan.startToken)")
         return update
+    }
+
+    private struct Chunk {
+        var count: Int
+        var last: DatabaseValue?
+        var inserted: Int
+    }
+
+    /// Copies the next chunk of one entity's rows into the new generation, renewing the lease
+    /// and recording the progress; nil if another process took the lease over.
+    private func fillChunk(entityIndex: Int, after: DatabaseValue?, source: DocumentSource, writer: IndexWriter, _ db: Database) throws -> Chunk? {
+        guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return nil }
+        let key = SQLQuoting.identifier(source.entity.entity.primaryKey)
+        let condition = after == nil ? "1" : "\(key) > ?"
+        let rows = try Row.fetchAll(db, sql: source.selectSQL(where: condition) + " ORDER BY \(key) LIMIT ?",
+                                    arguments: StatementArguments(after.map { [$0] } ?? []) + [configuration.rebuildChunkSize])
+        var inserted = 0
+        for row in rows {
+            guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }
+            try writer.insertNew(id, fields: fields, entityID: source.entity.id, db)
+            inserted += 1
+        }
+        let last: DatabaseValue? = rows.last?[0]
+        let finished = rows.count < configuration.rebuildChunkSize || last == nil
+        try IndexState.set(db, .rebuildEntity, finished ? entityIndex + 1 : entityIndex)
+        try IndexState.set(db, .rebuildAfter, finished ? nil : last)
+        try IndexState.set(db, .rebuildExpiresAt, leaseExpiry())
+        return Chunk(count: rows.count, last: last, inserted: inserted)
+    }
+
+    /// Takes the rebuild lease in one write transaction (see ``rebuild(reason:progress:)``).
+    /// `reason` nil: this indexer was waiting for another rebuild, which may have made its own
+    /// unnecessary.
+    private func begin(reason: RebuildReason?, _ db: Database) throws -> Start {
+        let model = try store.installedModel(in: db)
+        let layout = try IndexLayout(model: model, store: store, db)
+        let live = try IndexState.live(db)
+        if reason == nil, let live, live.layout == layout.json, try store.checkpointToken(for: configuration.author, in: db) != nil,
+           try IndexState.get(db, .rebuildOwner, as: String.self) == nil {
+            return .notNeeded
+        }
+        let now = Date().timeIntervalSince1970
+        if let owner = try IndexState.get(db, .rebuildOwner, as: String.self), owner != leaseOwner,
+           (try IndexState.get(db, .rebuildExpiresAt, as: Double.self) ?? 0) > now {
+            return .busy(owner: owner)
+        }
+        // Resume the rebuild left in place if it builds the same layout.
+        if let generation = try IndexState.get(db, .rebuildGeneration, as: Int.self),
+           try IndexState.get(db, .rebuildLayout, as: String.self) == layout.json,
+           let start = try IndexState.get(db, .rebuildStartToken, as: HistoryToken.self),
+           try store.checkpointToken(for: rebuildConsumer, in: db) == start,
+           try db.tableExists(IndexSchema(generation: generation).documentTable) {
+            try IndexState.set(db, .rebuildOwner, leaseOwner)
+            try IndexState.set(db, .rebuildExpiresAt, leaseExpiry())
+            return .started(Plan(
+                generation: generation, layout: layout, startToken: start,
+                entityIndex: try IndexState.get(db, .rebuildEntity, as: Int.self) ?? 0,
+                after: try IndexState.get(db, .rebuildAfter, as: DatabaseValue.self), resumed: true))
+        }
+        // Start a new generation: nobody else is filling one (we hold the lease now).
+        let liveGeneration = live?.schema.generation
+        try IndexSchema.dropGenerations(except: Set([liveGeneration].compactMap { $0 }), db)
+        let previous = max(liveGeneration ?? 0, try IndexState.get(db, .rebuildGeneration, as: Int.self) ?? 0)
+        let schema = IndexSchema(generation: previous + 1)
+        for statement in schema.createStatements(for: layout.entities, tokenizer: layout.tokenizer) {
+            do {
+                try db.execute(sql: statement)
+            } catch let error as DatabaseError where statement.contains("USING fts5") {
+                throw SearchlightError(.invalidModel, "cannot create the full-text index (tokenizer \"\(layout.tokenizer)\"): \(error.message ?? "\(error)")", underlyingError: error)
+            }
+        }
+        let start = try store.currentToken(in: db)
+        try store.registerConsumer(rebuildConsumer, required: true, in: db)
+        try store.saveCheckpoint(start, for: rebuildConsumer, in: db)
+        try IndexState.set(db, .rebuildOwner, leaseOwner)
+        try IndexState.set(db, .rebuildExpiresAt, leaseExpiry())
+        try IndexState.set(db, .rebuildGeneration, schema.generation)
+        try IndexState.set(db, .rebuildLayout, layout.json)
+        try IndexState.set(db, .rebuildStartToken, start)
+        try IndexState.set(db, .rebuildEntity, 0)
+        try IndexState.set(db, .rebuildAfter, nil)
+        return .started(Plan(generation: schema.generation, layout: layout, startToken: start, entityIndex: 0, after: nil, resumed: false))
+    }
+
+    private func leaseExpiry() -> Double {
+        Date().timeIntervalSince1970 + Double(configuration.rebuildLease.components.seconds)
+            + Double(configuration.rebuildLease.components.attoseconds) / 1e18
+    }
+
+    /// Lets another process resume this rebuild at once (its progress stays).
+    private func releaseLease() throws {
+        try store.dbPool.write { db in
+            guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return }
+            try IndexState.set(db, .rebuildOwner, nil)
+            try IndexState.set(db, .rebuildExpiresAt, nil)
+        }
+    }
+
+    private func clearLease(_ db: Database) throws {
+        for key in [IndexState.Key.rebuildOwner, .rebuildExpiresAt, .rebuildGeneration, .rebuildLayout, .rebuildStartToken, .rebuildEntity, .rebuildAfter] {
+            try db.execute(sql: #"DELETE FROM "searchlight_index_state" WHERE "key" = ?"#, arguments: [key])
+        }
     }
 }

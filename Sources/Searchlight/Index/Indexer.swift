@@ -22,9 +22,13 @@ import Synchronization
 /// await indexer.stop()
 /// ```
 ///
-/// It rebuilds the index from scratch by itself on first start, when the model's indexed
-/// fields, weights or tokenizer change, and when cleanup expired history it had not
-/// processed, and logs why.
+/// It is an ordinary history consumer: each batch goes through
+/// ``SearchlightHistory/HistoryStore/consumeNextBatch(as:filter:batchSize:in:_:)``, the same
+/// public contract an app's exporter uses. It rebuilds the index from scratch by itself
+/// (``RebuildReason``) on first start, when the model's indexed fields, weights or tokenizer
+/// change (also when another process installs such a model while it runs), and when cleanup
+/// expired history it had not processed. One process rebuilds at a time (a lease); the others
+/// wait for it, or take over a rebuild whose process died.
 public final class Indexer: Sendable {
     /// How an indexer names itself, batches its work and computes documents.
     public struct Configuration: Sendable {
@@ -36,11 +40,41 @@ public final class Indexer: Sendable {
         /// one segment per transaction) but make other writers wait longer for each chunk: about
         /// 0.1 s for 5,000 short documents on a 2-core machine.
         public var rebuildChunkSize = 5_000
+        /// How long a rebuild's lease lasts without renewal. The rebuilding process renews it
+        /// with every chunk; if it dies, another process takes the rebuild over after this.
+        public var rebuildLease: Duration = .seconds(30)
         /// Per-entity hooks that compute the indexed text (see ``DocumentBuilder``).
         public var documentBuilders: [String: DocumentBuilder] = [:]
         public var logger = Logger(label: "searchlight.indexer")
 
         public init() {}
+    }
+
+    /// Why the index is rebuilt from scratch.
+    public enum RebuildReason: Hashable, Sendable, CustomStringConvertible {
+        /// The index was never built.
+        case notBuilt
+        /// The indexed fields, weights, tokenizer or a table's key changed (a new model).
+        case modelChanged
+        /// The indexer has no checkpoint.
+        case noCheckpoint
+        /// Cleanup deleted history the indexer had not processed.
+        case historyExpired(HistoryResync)
+        /// FTS5's integrity check failed (``Indexer/repair()``).
+        case damaged
+        /// ``Indexer/reindex(progress:)`` was called.
+        case requested
+
+        public var description: String {
+            switch self {
+            case .notBuilt: "the index has not been built yet"
+            case .modelChanged: "the model's indexed fields, weights or tokenizer (or a table's key) changed"
+            case .noCheckpoint: "the indexer has no checkpoint"
+            case let .historyExpired(resync): "history the indexer had not processed was deleted by cleanup (\(resync))"
+            case .damaged: "the full-text index failed its integrity check"
+            case .requested: "requested"
+            }
+        }
     }
 
     /// What one committed batch (or rebuild) did: the `indexDidUpdate` event.
@@ -62,7 +96,7 @@ public final class Indexer: Sendable {
         public var removed = 0
         public var token = HistoryToken.zero
         /// Why the index was rebuilt, if it was.
-        public var rebuildReason: String?
+        public var rebuildReason: RebuildReason?
 
         mutating func add(_ update: Update) {
             changes += update.changes
@@ -75,10 +109,19 @@ public final class Indexer: Sendable {
     public let store: HistoryStore
     public let configuration: Configuration
     var logger: Logger { configuration.logger }
+    /// Who holds a rebuild lease: unique to this indexer, with the process id for people.
+    let leaseOwner = "\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString)"
+
+    /// What the follower tells waiters: a committed update, or the error a batch failed with.
+    enum Event: Sendable {
+        case update(Update)
+        case failure(SearchlightError)
+    }
 
     private struct State {
         var task: Task<Void, Never>?
         var subscribers: [Int: AsyncStream<Update>.Continuation] = [:]
+        var waiters: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriber = 0
     }
     private let state = Mutex(State())
@@ -90,9 +133,8 @@ public final class Indexer: Sendable {
         for name in configuration.documentBuilders.keys where store.model.entity(named: name) == nil {
             throw SearchlightError(.unknownEntity, "a document builder names entity \"\(name)\", which the model does not declare")
         }
-        try SearchlightError.catching("cannot register the indexer") {
-            try store.registerConsumer(configuration.author, required: true)
-        }
+        try store.registerConsumer(configuration.author, required: true)
+        try SearchlightError.catching("cannot set up the index") { try IndexState.migrateIfNeeded(store) }
     }
 
     // MARK: - Batches
@@ -100,52 +142,51 @@ public final class Indexer: Sendable {
     enum Outcome {
         case caughtUp(HistoryToken)
         case progressed(Update)
-        case needsRebuild(String)
+        case needsRebuild(RebuildReason)
     }
 
-    /// One batch, inside the caller's write transaction.
+    /// One batch, inside the caller's write transaction: the model and the index's layout are
+    /// checked first, then the next batch of history is consumed.
     func batch(_ db: Database) throws -> Outcome {
-        guard let schema = try IndexSchema.live(db) else { return .needsRebuild("the index has not been built yet") }
-        let entities = try IndexedEntity.resolve(store.model, db)
-        if try Meta.get(db, "index.fingerprint", as: String.self) != IndexSchema.fingerprint(store.model, entities) {
-            return .needsRebuild("the model's indexed fields, weights or tokenizer (or a table's key) changed")
-        }
-        guard let checkpoint = try ConsumerLog.all(db).first(where: { $0.author == configuration.author })?.checkpoint else {
-            return .needsRebuild("the indexer has no checkpoint")
-        }
-        let transactions: [HistoryTransaction]
-        do {
-            transactions = try HistoryLog.fetchTransactions(HistoryRequest(start: .token(checkpoint.token), limit: configuration.batchSize), db)
-        } catch let error as SearchlightError where error.code == .historyExpired {
-            return .needsRebuild("history the indexer had not processed was deleted by cleanup (\(error.message))")
-        }
-        guard let last = transactions.last else { return .caughtUp(checkpoint.token) }
+        let model = try store.installedModel(in: db)
+        guard let live = try IndexState.live(db) else { return .needsRebuild(.notBuilt) }
+        let layout = try IndexLayout(model: model, store: store, db)
+        guard live.layout == layout.json else { return .needsRebuild(.modelChanged) }
 
-        let byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.entity.name, $0) })
-        struct Key: Hashable { var entityID: Int64; var objectID: ObjectID }
-        var ids: [Int64: [ObjectID]] = [:]
-        var seen: Set<Key> = []
-        var changeCount = 0
-        for change in transactions.lazy.flatMap(\.changes) {
-            changeCount += 1
-            guard let entity = byName[change.entity] else { continue }
-            // Only changes to indexed fields reindex an object (a builder may read any column).
-            if change.type == .update, configuration.documentBuilders[entity.entity.name] == nil,
-               let columns = change.updatedColumns,
-               !columns.contains(where: { column in entity.fieldColumns.contains { $0.caseInsensitiveCompare(column) == .orderedSame } }) {
-                continue
-            }
-            if seen.insert(Key(entityID: entity.id, objectID: change.objectID)).inserted {
-                ids[entity.id, default: []].append(change.objectID)
-            }
-        }
-        let writer = makeWriter(schema, entities)
+        let byName = Dictionary(uniqueKeysWithValues: layout.entities.map { ($0.entity.name, $0) })
+        let writer = makeWriter(live.schema, layout.entities)
         var counts = IndexWriter.Counts()
-        for (entityID, objectIDs) in ids.sorted(by: { $0.key < $1.key }) {
-            counts = counts + (try writer.apply(objectIDs, entityID: entityID, db))
+        var changeCount = 0
+        let outcome = try store.consumeNextBatch(as: configuration.author, batchSize: configuration.batchSize, in: db) { batch, db in
+            struct Key: Hashable { var entityID: Int64; var objectID: ObjectID }
+            var ids: [Int64: [ObjectID]] = [:]
+            var seen: Set<Key> = []
+            for change in batch.transactions.lazy.flatMap(\.changes) {
+                changeCount += 1
+                guard let entity = byName[change.entity] else { continue }
+                // Only changes to indexed fields reindex an object (a builder may read any column).
+                if change.type == .update, configuration.documentBuilders[entity.entity.name] == nil,
+                   let columns = change.updatedColumns,
+                   !columns.contains(where: { column in entity.fieldColumns.contains { $0.caseInsensitiveCompare(column) == .orderedSame } }) {
+                    continue
+                }
+                if seen.insert(Key(entityID: entity.id, objectID: change.objectID)).inserted {
+                    ids[entity.id, default: []].append(change.objectID)
+                }
+            }
+            for (entityID, objectIDs) in ids.sorted(by: { $0.key < $1.key }) {
+                counts = counts + (try writer.apply(objectIDs, entityID: entityID, db))
+            }
         }
-        try store.saveCheckpoint(last.token, for: configuration.author, in: db)
-        return .progressed(Update(token: last.token, changes: changeCount, upserted: counts.upserted, removed: counts.removed, rebuilt: false))
+        switch outcome {
+        case let .caughtUp(token):
+            return .caughtUp(token)
+        case let .consumed(batch):
+            return .progressed(Update(token: batch.token, changes: changeCount, upserted: counts.upserted, removed: counts.removed, rebuilt: false))
+        case let .needsResync(resync):
+            if case .noCheckpoint = resync.reason { return .needsRebuild(.noCheckpoint) }
+            return .needsRebuild(.historyExpired(resync))
+        }
     }
 
     func makeWriter(_ schema: IndexSchema, _ entities: [IndexedEntity]) -> IndexWriter {
@@ -155,11 +196,18 @@ public final class Indexer: Sendable {
     }
 
     /// Brings the index up to date with everything committed so far, in batches, rebuilding
-    /// first if needed. Safe to run while another process indexes the same database.
+    /// first if needed. Safe to run while another process indexes the same database: if that
+    /// one is rebuilding, this one waits for it (or takes the rebuild over if it died).
+    ///
+    /// Called from a task, it checks for cancellation between batches (and between a rebuild's
+    /// chunks) and throws ``SearchlightError/Code-swift.struct/cancelled``; what was committed
+    /// stays, and a rebuild resumes where it stopped.
     @discardableResult
     public func indexPendingChanges() throws(SearchlightError) -> Summary {
         var summary = Summary()
+        var rebuilds = 0
         while true {
+            if Task.isCancelled { throw SearchlightError(.cancelled, "indexing was cancelled") }
             let outcome = try SearchlightError.catching("indexing failed") { try store.dbPool.write { try batch($0) } }
             switch outcome {
             case let .caughtUp(token):
@@ -170,11 +218,12 @@ public final class Indexer: Sendable {
                 publish(update)
                 logger.info("indexed \(update.changes) changes: \(update.upserted) upserted, \(update.removed) removed, token \(update.token)")
             case let .needsRebuild(reason):
-                if summary.rebuildReason != nil {
+                rebuilds += 1
+                if rebuilds > 3 {
                     throw SearchlightError(.databaseError, "the index still needs a rebuild after rebuilding (\(reason))")
                 }
-                summary.rebuildReason = reason
-                summary.add(try rebuild(reason: reason, progress: nil))
+                summary.rebuildReason = summary.rebuildReason ?? reason
+                if let update = try rebuild(reason: reason, progress: nil) { summary.add(update) }
             }
         }
     }
@@ -193,7 +242,8 @@ public final class Indexer: Sendable {
         }
     }
 
-    /// Stops following history; the batch in flight commits or rolls back first.
+    /// Stops following history. Returns as soon as the batch (or rebuild chunk) in flight
+    /// commits; a rebuild stopped this way resumes where it stopped on the next start.
     public func stop() async {
         let task: Task<Void, Never>? = state.withLock { state in
             defer { state.task = nil }
@@ -201,6 +251,11 @@ public final class Indexer: Sendable {
         }
         task?.cancel()
         await task?.value
+        let waiters = state.withLock { state in
+            defer { state.waiters = [:] }
+            return state.waiters.values
+        }
+        for waiter in waiters { waiter.finish() }
     }
 
     /// Whether ``start()`` was called and ``stop()`` was not.
@@ -215,9 +270,12 @@ public final class Indexer: Sendable {
                 do {
                     try indexPendingChanges()
                     failures = 0
+                } catch SearchlightError.cancelled {
+                    return
                 } catch {
                     failures += 1
                     logger.error("indexing failed (attempt \(failures)): \(error)")
+                    notifyWaiters(.failure(error))
                     // Back off, then retry: a full disk or a lock held too long may clear.
                     try? await Task.sleep(for: .milliseconds(min(5_000, 50 << min(failures, 7))))
                     continue
@@ -246,26 +304,53 @@ public final class Indexer: Sendable {
         state.withLock { state in
             for continuation in state.subscribers.values { continuation.yield(update) }
         }
+        notifyWaiters(.update(update))
     }
 
-    /// Returns once everything committed before the call is indexed. If the indexer is not
-    /// started, it indexes the pending changes itself; otherwise it waits for the running
-    /// indexer (in this process or another), checking its checkpoint every few milliseconds.
+    private func notifyWaiters(_ event: Event) {
+        state.withLock { state in
+            for continuation in state.waiters.values { continuation.yield(event) }
+        }
+    }
+
+    private func waiterEvents() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id: Int = state.withLock { state in
+            defer { state.nextSubscriber += 1 }
+            state.waiters[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.waiters.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Returns once everything committed before the call is indexed.
+    ///
+    /// If the indexer is not started, it indexes the pending changes itself. Otherwise it
+    /// awaits the running indexer's updates, and throws the error the indexer fails with
+    /// (it does not hang on an indexer that keeps failing), or
+    /// ``SearchlightError/Code-swift.struct/cancelled`` when the indexer stops or the waiting
+    /// task is cancelled.
     public func waitUntilCaughtUp() async throws(SearchlightError) {
-        let target = try SearchlightError.catching("cannot read the head token") { try store.currentToken() }
+        let target = try store.currentToken()
+        guard isIndexing else {
+            try indexPendingChanges()
+            return
+        }
+        let events = waiterEvents() // before reading the checkpoint: no update is missed
+        var iterator = events.makeAsyncIterator()
         while try indexedToken() < target {
-            if isIndexing {
-                try? await Task.sleep(for: .milliseconds(5))
-            } else {
-                try indexPendingChanges()
+            guard let event = await iterator.next() else {
+                throw SearchlightError(.cancelled, "stopped waiting for the indexer: \(Task.isCancelled ? "the task was cancelled" : "the indexer stopped")")
             }
+            if case let .failure(error) = event { throw error }
         }
     }
 
     /// The token the index has reached (its checkpoint).
     public func indexedToken() throws(SearchlightError) -> HistoryToken {
-        try SearchlightError.catching("cannot read the indexer's checkpoint") {
-            try store.checkpoint(for: configuration.author)?.token ?? .zero
-        }
+        try store.checkpoint(for: configuration.author)?.token ?? .zero
     }
 }

@@ -32,11 +32,12 @@ extension Indexer {
 extension SearchIndex {
     /// Documents in the index, by entity name (empty before the first indexing).
     public func documentCounts() throws(SearchlightError) -> [String: Int] {
-        try SearchlightError.catching("cannot count indexed documents") {
+        try migrateIfNeeded()
+        return try SearchlightError.catching("cannot count indexed documents") {
             try store.dbPool.read { db in
-                guard let schema = try IndexSchema.live(db) else { return [:] }
+                guard let (schema, entities) = try liveEntities(db) else { return [:] }
                 var counts: [String: Int] = [:]
-                for entity in try IndexedEntity.resolve(store.model, db) {
+                for entity in entities {
                     counts[entity.entity.name] = entity.usesRowidKeys
                         ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(schema.ftsTable(entity.id)))") ?? 0
                         : try Int.fetchOne(db, sql: """

@@ -23,7 +23,7 @@ extension Indexer {
     public func repair() throws(SearchlightError) -> VerificationReport {
         let report = try verify()
         if !report.integrityErrors.isEmpty {
-            _ = try rebuild(reason: "the full-text index failed its integrity check", progress: nil)
+            _ = try rebuild(reason: .damaged, progress: nil)
             try indexPendingChanges()
             return report
         }
@@ -35,19 +35,24 @@ extension Indexer {
     }
 
     private func verify(_ db: Database) throws -> VerificationReport {
-        guard let schema = try IndexSchema.live(db) else {
+        guard let live = try IndexState.live(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
-        let token = try ConsumerLog.all(db).first { $0.author == configuration.author }?.checkpoint?.token ?? .zero
+        let schema = live.schema
+        let layout = try IndexLayout(model: store.installedModel(in: db), store: store, db)
+        guard live.layout == layout.json else {
+            throw SearchlightError(.indexNotBuilt, "the index was built for another model: index first, which rebuilds it")
+        }
+        let token = try store.checkpointToken(for: configuration.author, in: db) ?? .zero
         // Objects with history after the checkpoint may legitimately differ.
         var pending: [String: Set<ObjectID>] = [:]
         var pendingCount = 0
-        if let transactions = try? HistoryLog.fetchTransactions(HistoryRequest(start: .token(token)), db) {
+        if let transactions = try? store.fetchTransactions(HistoryRequest(start: .token(token)), in: db) {
             for change in transactions.flatMap(\.changes) where pending[change.entity, default: []].insert(change.objectID).inserted {
                 pendingCount += 1
             }
         }
-        let entities = try IndexedEntity.resolve(store.model, db)
+        let entities = layout.entities
         let writer = makeWriter(schema, entities)
         var reports: [VerificationReport.EntityReport] = []
         var integrityErrors: [String] = []
@@ -95,9 +100,10 @@ extension Indexer {
     }
 
     private func integrityCheck(_ db: Database) throws -> [String] {
-        guard let schema = try IndexSchema.live(db) else { return [] }
+        guard let live = try IndexState.live(db), let json = live.layout else { return [] }
+        let schema = live.schema
         var errors: [String] = []
-        for entity in try IndexedEntity.resolve(store.model, db) {
+        for entity in try IndexLayout(json: json).entities {
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
             do {
                 try db.execute(sql: "INSERT INTO \(fts)(\(fts)) VALUES ('integrity-check')")

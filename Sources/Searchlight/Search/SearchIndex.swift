@@ -36,7 +36,10 @@ public final class SearchIndex: Sendable {
 
     public let store: HistoryStore
     public let options: Options
-    private let cache = Mutex<[IndexedEntity]?>(nil)
+    /// The entities of the live generation, decoded once per layout.
+    private let cache = Mutex<(layout: String, entities: [IndexedEntity])?>(nil)
+    /// Whether the index's own table was checked (a database of Searchlight 0.1.0 migrates).
+    private let migrated = Mutex(false)
 
     public init(store: HistoryStore, options: Options = .init()) {
         self.store = store
@@ -66,6 +69,7 @@ public final class SearchIndex: Sendable {
     public func search(_ query: SearchQuery, entities: Set<String>? = nil,
                        limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
         try validate(entities: entities, limit: limit, offset: offset)
+        try migrateIfNeeded()
         do {
             return try store.dbPool.read { db in try run(query, entities: entities, limit: limit, offset: offset, db) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
@@ -75,6 +79,12 @@ public final class SearchIndex: Sendable {
         } catch {
             throw SearchlightError(wrapping: error, doing: "search failed")
         }
+    }
+
+    func migrateIfNeeded() throws(SearchlightError) {
+        guard !migrated.withLock({ $0 }) else { return }
+        try SearchlightError.catching("cannot open the index") { try IndexState.migrateIfNeeded(store) }
+        migrated.withLock { $0 = true }
     }
 
     private func validate(entities: Set<String>?, limit: Int?, offset: Int) throws(SearchlightError) {
@@ -97,10 +107,10 @@ public final class SearchIndex: Sendable {
     static let inlineSnippetLimit = 200
 
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, _ db: Database) throws -> SearchResults {
-        guard let schema = try IndexSchema.live(db) else {
+        guard let (schema, liveEntities) = try liveEntities(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
-        let entities = try resolvedEntities(db).filter { names?.contains($0.entity.name) ?? true }
+        let entities = liveEntities.filter { names?.contains($0.entity.name) ?? true }
         let needed = limit.map { offset + $0 }
         let documents = SQLQuoting.identifier(schema.documentTable)
         let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(options.snippetTokens, 1), 64)]
@@ -180,11 +190,13 @@ public final class SearchIndex: Sendable {
             : ("d.\"object_id\"", " CROSS JOIN \(documents) d ON d.\"id\" = \(fts).rowid")
     }
 
-    /// Entity ids never change once installed: resolve them once.
-    private func resolvedEntities(_ db: Database) throws -> [IndexedEntity] {
-        if let cached = cache.withLock({ $0 }) { return cached }
-        let entities = try IndexedEntity.resolve(store.model, db)
-        cache.withLock { $0 = entities }
-        return entities
+    /// The live generation and the entities it holds (what it was built for, not the model
+    /// installed since), or nil before the first build.
+    func liveEntities(_ db: Database) throws -> (IndexSchema, [IndexedEntity])? {
+        guard let live = try IndexState.live(db), let layout = live.layout else { return nil }
+        if let cached = cache.withLock({ $0 }), cached.layout == layout { return (live.schema, cached.entities) }
+        let entities = try IndexLayout(json: layout).entities
+        cache.withLock { $0 = (layout, entities) }
+        return (live.schema, entities)
     }
 }

@@ -32,11 +32,15 @@ package struct CaptureInstaller {
         for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name] != sql {
             try db.execute(sql: sql)
         }
-        try Meta.set(db, "model", String(decoding: model.jsonData(), as: UTF8.self))
+        let json = String(decoding: model.jsonData(), as: UTF8.self)
+        if try Meta.get(db, .model, as: String.self) != json {
+            try Meta.set(db, .model, json)
+            try Meta.set(db, .modelRevision, (try Meta.get(db, .modelRevision, as: Int64.self) ?? 0) + 1)
+        }
     }
 
     /// The entity's stable id, registering it on first use.
-    private func entityID(for entity: Entity, _ db: Database) throws -> Int64 {
+    private func entityID(for entity: SearchlightModel.Entity, _ db: Database) throws -> Int64 {
         if let id = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "searchlight_entity" WHERE "name" = ?"#, arguments: [entity.name]) {
             try db.execute(sql: #"UPDATE "searchlight_entity" SET "table_name" = ? WHERE "id" = ?"#, arguments: [entity.table, id])
             return id
@@ -46,7 +50,7 @@ package struct CaptureInstaller {
     }
 
     /// Checks one entity against the schema and returns the columns whose updates it tracks.
-    private func check(_ entity: Entity, _ db: Database) throws -> (Entity, [String]) {
+    private func check(_ entity: SearchlightModel.Entity, _ db: Database) throws -> (SearchlightModel.Entity, [String]) {
         func fail(_ message: String) -> SearchlightError {
             SearchlightError(.schemaMismatch, "entity \"\(entity.name)\": \(message)")
         }

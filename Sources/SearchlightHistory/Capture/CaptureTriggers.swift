@@ -103,14 +103,14 @@ package struct CaptureTriggers {
     /// is then ignored (`INSERT OR IGNORE` by another writer), the transaction has no changes.
     static let openTransactionStatement = """
         INSERT INTO "searchlight_log"("id", "token", "type", "timestamp")
-            VALUES (\(nextTokenExpression), \(nextTokenExpression), 0, (julianday('now') - 2440587.5) * 86400.0)
+            VALUES (\(nextTokenExpression), \(nextTokenExpression), \(LogRowType.transactionHeader.rawValue), (julianday('now') - 2440587.5) * 86400.0)
         """
 
     /// The next token: above every log row that exists or that cleanup ever deleted, so
     /// tokens are never reused (without AUTOINCREMENT, whose `sqlite_sequence` update would
     /// cost every write another page).
     package static let nextTokenExpression = #"""
-        (SELECT max(coalesce(max("id"), 0), coalesce((SELECT "value" FROM "searchlight_meta" WHERE "key" = 'purgedThroughToken'), 0)) + 1 FROM "searchlight_log")
+        (SELECT max(coalesce(max("id"), 0), coalesce((SELECT "value" FROM "searchlight_meta" WHERE "key" = \#(SQLQuoting.literal(MetaKey.purgedThroughToken.rawValue))), 0)) + 1 FROM "searchlight_log")
         """#
 
     /// The trigger statements of one entity, keyed by trigger name.
@@ -120,7 +120,7 @@ package struct CaptureTriggers {
 
     /// Renders the triggers of `entity`, whose id is `entityID` and whose table has
     /// `tableColumns` (used when the entity tracks every column).
-    package static func render(entity: Entity, entityID: Int64, trackedColumns: [String]) -> Rendered {
+    package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String]) -> Rendered {
         let key = SQLQuoting.identifier(entity.primaryKey)
         let tracked = trackedColumns.filter { $0.caseInsensitiveCompare(entity.primaryKey) != .orderedSame }
         let changed = tracked.isEmpty

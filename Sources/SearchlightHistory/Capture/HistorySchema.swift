@@ -69,7 +69,7 @@ package enum HistorySchema {
     package static func migrate(_ db: Database) throws {
         let version: Int
         if try db.tableExists("searchlight_meta") {
-            version = try Int.fetchOne(db, sql: #"SELECT "value" FROM "searchlight_meta" WHERE "key" = 'schemaVersion'"#) ?? 0
+            version = try Meta.get(db, .schemaVersion, as: Int.self) ?? 0
         } else {
             version = 0
         }
@@ -82,17 +82,44 @@ package enum HistorySchema {
         for statements in migrations[version...] {
             for statement in statements { try db.execute(sql: statement) }
         }
-        try Meta.set(db, "schemaVersion", currentVersion)
+        try Meta.set(db, .schemaVersion, currentVersion)
     }
+}
+
+/// The keys of `searchlight_meta`.
+package enum MetaKey: String, DatabaseValueConvertible {
+    /// The history schema version (an integer; see ``HistorySchema/migrations``).
+    case schemaVersion
+    /// The installed model, as JSON.
+    case model
+    /// Incremented each time an install changes the stored model: a cheap "did it change?".
+    case modelRevision
+    /// How far cleanup deleted history, as a token (the trigger SQL reads it too).
+    case purgedThroughToken
+    /// The newest timestamp of a deleted transaction.
+    case purgedThroughTimestamp
 }
 
 /// Small typed access to `searchlight_meta`.
 package enum Meta {
-    package static func get<T: DatabaseValueConvertible>(_ db: Database, _ key: String, as type: T.Type = T.self) throws -> T? {
-        try T.fetchOne(db, sql: #"SELECT "value" FROM "searchlight_meta" WHERE "key" = ?"#, arguments: [key])
+    package static func get<T: DatabaseValueConvertible>(_ db: Database, _ key: MetaKey, as type: T.Type = T.self) throws -> T? {
+        try T.fetchOne(db.cachedStatement(sql: #"SELECT "value" FROM "searchlight_meta" WHERE "key" = ?"#), arguments: [key])
     }
 
-    package static func set(_ db: Database, _ key: String, _ value: (any DatabaseValueConvertible)?) throws {
+    package static func set(_ db: Database, _ key: MetaKey, _ value: (any DatabaseValueConvertible)?) throws {
         try db.execute(sql: #"INSERT OR REPLACE INTO "searchlight_meta"("key", "value") VALUES (?, ?)"#, arguments: [key, value])
     }
+}
+
+/// What a row of `searchlight_log` is. The capture triggers (``CaptureTriggers/template``)
+/// write the same numbers; a test checks that they agree.
+package enum LogRowType: Int, DatabaseValueConvertible {
+    /// A transaction's header: its id is the transaction's token.
+    case transactionHeader = 0
+    case insert = 1
+    case update = 2
+    case delete = 3
+
+    /// The change type of a change row; nil for a header.
+    package var changeType: HistoryChange.ChangeType? { HistoryChange.ChangeType(rawValue: rawValue) }
 }

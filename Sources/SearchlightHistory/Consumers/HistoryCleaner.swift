@@ -15,7 +15,7 @@ import Synchronization
 ///   history of given authors.
 ///
 /// ```swift
-/// let cleaner = HistoryCleaner(store: store, configuration: .init(strategy: .byDuration(seconds: 3600)))
+/// let cleaner = HistoryCleaner(store: store, configuration: .init(strategy: .byDuration(.seconds(3600))))
 /// let plan = try cleaner.plan()          // dry run: what would go, and what holds the rest back
 /// try cleaner.cleanIfNeeded()            // call after processing; runs at most once an hour
 /// ```
@@ -24,8 +24,8 @@ public final class HistoryCleaner: Sendable {
     public enum Strategy: Hashable, Sendable {
         /// Never automatically; ``clean()`` still works.
         case none
-        /// At most once per this many seconds.
-        case byDuration(seconds: TimeInterval)
+        /// At most once per this interval.
+        case byDuration(Duration)
         /// Every `times`-th call.
         case byNotification(times: Int)
     }
@@ -38,15 +38,15 @@ public final class HistoryCleaner: Sendable {
         public var allAuthors: Set<String>
         /// Write-only authors, never waited for.
         public var batchAuthors: Set<String>
-        /// History older than this many seconds is deleted even if a consumer lags.
-        public var maximumDuration: TimeInterval?
+        /// History older than this is deleted even if a consumer lags.
+        public var maximumDuration: Duration?
         /// If set, only these authors' history is deleted (keep, say, a sync engine's own).
         public var onlyAuthors: Set<String>?
         /// Changes deleted per write transaction.
         public var chunkSize: Int
 
         public init(strategy: Strategy = .none, allAuthors: Set<String> = [], batchAuthors: Set<String> = [],
-                    maximumDuration: TimeInterval? = nil, onlyAuthors: Set<String>? = nil, chunkSize: Int = 5_000) {
+                    maximumDuration: Duration? = nil, onlyAuthors: Set<String>? = nil, chunkSize: Int = 5_000) {
             self.strategy = strategy
             self.allAuthors = allAuthors
             self.batchAuthors = batchAuthors
@@ -58,7 +58,7 @@ public final class HistoryCleaner: Sendable {
         /// The configuration a model file declares (`history.maximumDurationSeconds`, `history.batchAuthors`).
         public init(model: SearchlightModel, strategy: Strategy = .none) {
             self.init(strategy: strategy, batchAuthors: Set(model.history.batchAuthors),
-                      maximumDuration: model.history.maximumDurationSeconds)
+                      maximumDuration: model.history.maximumDuration)
         }
     }
 
@@ -147,17 +147,17 @@ public final class HistoryCleaner: Sendable {
 
         var forced: HistoryToken?
         if let maximumDuration = configuration.maximumDuration {
-            let cutoff = store.configuration.clock().timeIntervalSince1970 - maximumDuration
+            let cutoff = store.configuration.clock().timeIntervalSince1970 - maximumDuration.seconds
             // The longest prefix of tokens that are all older than the cutoff: with clocks that
             // jump back, a young transaction is never deleted because an older token looks new.
             let firstYoung = try HistoryToken.fetchOne(db, sql: """
-                SELECT min("id") FROM "searchlight_log" WHERE "type" = 0 AND "timestamp" >= ?
-                """, arguments: [cutoff])
+                SELECT min("id") FROM "searchlight_log" WHERE "type" = ? AND "timestamp" >= ?
+                """, arguments: [LogRowType.transactionHeader, cutoff])
             // The newest transaction before the first young one.
             forced = try firstYoung.map { young in
                 try HistoryToken.fetchOne(db, sql: """
-                    SELECT "id" FROM "searchlight_log" WHERE "type" = 0 AND "id" < ? ORDER BY "id" DESC LIMIT 1
-                    """, arguments: [young]) ?? .zero
+                    SELECT "id" FROM "searchlight_log" WHERE "type" = ? AND "id" < ? ORDER BY "id" DESC LIMIT 1
+                    """, arguments: [LogRowType.transactionHeader, young]) ?? .zero
             } ?? head
         }
 
@@ -204,10 +204,10 @@ public final class HistoryCleaner: Sendable {
             switch configuration.strategy {
             case .none:
                 return false
-            case let .byDuration(seconds):
+            case let .byDuration(interval):
                 guard let last = state.lastClean else { return true }
                 // A clock that jumps back counts as due: never stall cleanup forever.
-                return now.timeIntervalSince(last) >= seconds || now < last
+                return now.timeIntervalSince(last) >= interval.seconds || now < last
             case let .byNotification(times):
                 state.notifications += 1
                 return state.notifications >= max(times, 1)

@@ -41,6 +41,19 @@ package enum ConsumerLog {
         }
     }
 
+    /// The checkpoint token of `author`, if it saved one.
+    static func checkpoint(for author: String, _ db: Database) throws -> HistoryToken? {
+        try HistoryToken.fetchOne(db.cachedStatement(sql: #"SELECT "token" FROM "searchlight_consumer" WHERE "author" = ?"#), arguments: [author])
+    }
+
+    /// Registers `author` as a required consumer unless it is known already.
+    static func registerIfNeeded(_ author: String, now: Date, _ db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO "searchlight_consumer"("author", "required", "registered_at") VALUES (?, 1, ?)
+            ON CONFLICT("author") DO NOTHING
+            """).execute(arguments: [author, now.timeIntervalSince1970])
+    }
+
     package static func validate(author: String) throws {
         if author.isEmpty { throw SearchlightError(.invalidArgument, "an author name must not be empty") }
     }
@@ -60,7 +73,7 @@ package enum ConsumerLog {
         if token > head {
             throw SearchlightError(.invalidToken, "cannot checkpoint token \(token): it is ahead of the newest token \(head)")
         }
-        let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_log" WHERE "id" = ? AND "type" = 0"#, arguments: [token])
+        let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_log" WHERE "id" = ? AND "type" = ?"#, arguments: [token, LogRowType.transactionHeader])
         try db.cachedStatement(sql: """
             INSERT INTO "searchlight_consumer"("author", "required", "registered_at", "token", "transaction_timestamp", "checkpointed_at")
             VALUES (?1, 0, ?4, ?2, ?3, ?4)
@@ -78,13 +91,25 @@ extension HistoryStore {
         }
     }
 
+    /// ``registerConsumer(_:required:)`` in the caller's write transaction.
+    public func registerConsumer(_ author: String, required: Bool = true, in db: Database) throws(SearchlightError) {
+        try SearchlightError.catching("cannot register consumer \"\(author)\"") {
+            try ConsumerLog.register(author, required: required, now: configuration.clock(), db)
+        }
+    }
+
     /// Forgets a consumer and its checkpoint. Throws `invalidArgument` for an unknown author.
     public func unregisterConsumer(_ author: String) throws(SearchlightError) {
+        try SearchlightError.catching("cannot unregister consumer \"\(author)\"") {
+            try dbPool.write { db in try unregisterConsumer(author, in: db) }
+        }
+    }
+
+    /// ``unregisterConsumer(_:)`` in the caller's write transaction.
+    public func unregisterConsumer(_ author: String, in db: Database) throws(SearchlightError) {
         let deleted = try SearchlightError.catching("cannot unregister consumer \"\(author)\"") {
-            try dbPool.write { db in
-                try db.execute(sql: #"DELETE FROM "searchlight_consumer" WHERE "author" = ?"#, arguments: [author])
-                return db.changesCount
-            }
+            try db.execute(sql: #"DELETE FROM "searchlight_consumer" WHERE "author" = ?"#, arguments: [author])
+            return db.changesCount
         }
         if deleted == 0 { throw SearchlightError(.invalidArgument, "unknown consumer \"\(author)\"") }
     }
@@ -97,6 +122,12 @@ extension HistoryStore {
     /// The checkpoint of `author`, or `nil` if it never saved one.
     public func checkpoint(for author: String) throws(SearchlightError) -> HistoryCheckpoint? {
         try consumers().first { $0.author == author }?.checkpoint
+    }
+
+    /// The checkpoint token of `author` in the caller's transaction, or `nil` if it never
+    /// saved one.
+    public func checkpointToken(for author: String, in db: Database) throws(SearchlightError) -> HistoryToken? {
+        try SearchlightError.catching("cannot read the checkpoint of \"\(author)\"") { try ConsumerLog.checkpoint(for: author, db) }
     }
 
     /// Saves how far `author` has processed history.

@@ -27,23 +27,23 @@ package struct HistoryPurge {
             // Never past the head: a purge mark ahead of it would expire history not yet written.
             let limit = min(requested, try HistoryLog.headToken(db))
             guard let bound = try HistoryToken.fetchOne(db, sql: """
-                SELECT "id" FROM "searchlight_log" WHERE "type" = 0 AND "id" <= ? ORDER BY "id" DESC LIMIT 1
-                """, arguments: [limit]) else { return nil }
+                SELECT "id" FROM "searchlight_log" WHERE "type" = ? AND "id" <= ? ORDER BY "id" DESC LIMIT 1
+                """, arguments: [LogRowType.transactionHeader, limit]) else { return nil }
             let newestTime = try SQLRequest<Double>(literal: """
-                SELECT max("timestamp") FROM "searchlight_log" WHERE "type" = 0 AND "id" <= \(bound)\(authorFilter)
+                SELECT max("timestamp") FROM "searchlight_log" WHERE "type" = \(LogRowType.transactionHeader) AND "id" <= \(bound)\(authorFilter)
                 """).fetchOne(db)
             let start = try Int64.fetchOne(db, sql: #"SELECT min("id") FROM "searchlight_log""#) ?? 0
             let end = try Int64.fetchOne(db, sql: """
-                SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = 0 AND "id" > ? ORDER BY "id" LIMIT 1
-                """, arguments: [bound]) ?? Int64.max
+                SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = ? AND "id" > ? ORDER BY "id" LIMIT 1
+                """, arguments: [LogRowType.transactionHeader, bound]) ?? Int64.max
             return (bound, start, end, newestTime)
         }
         guard let found else { return total }
         // Mark the purge before deleting anything.
         try dbPool.write { db in
-            if found.bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, "purgedThroughToken", found.bound) }
-            if let newestTime = found.newestTime, newestTime > (try Meta.get(db, "purgedThroughTimestamp", as: Double.self) ?? 0) {
-                try Meta.set(db, "purgedThroughTimestamp", newestTime)
+            if found.bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, .purgedThroughToken, found.bound) }
+            if let newestTime = found.newestTime, newestTime > (try Meta.get(db, .purgedThroughTimestamp, as: Double.self) ?? 0) {
+                try Meta.set(db, .purgedThroughTimestamp, newestTime)
             }
         }
         let plan = found
@@ -57,13 +57,14 @@ package struct HistoryPurge {
                 var condition: SQL = "\"id\" BETWEEN \(first) AND \(last)"
                 if authors != nil {
                     let byAuthor: SQL = """
-                         AND "token" IN (SELECT "id" FROM "searchlight_log" WHERE "type" = 0
+                         AND "token" IN (SELECT "id" FROM "searchlight_log" WHERE "type" = \(LogRowType.transactionHeader)
                           AND "id" BETWEEN (SELECT "token" FROM "searchlight_log" WHERE "id" = \(first)) AND \(plan.bound)\(authorFilter))
                         """
                     condition += byAuthor
                 }
                 let counts = try SQLRequest<Row>(literal: """
-                    SELECT count(*) FILTER (WHERE "type" = 0), count(*) FILTER (WHERE "type" > 0) FROM "searchlight_log" WHERE \(condition)
+                    SELECT count(*) FILTER (WHERE "type" = \(LogRowType.transactionHeader)), count(*) FILTER (WHERE "type" <> \(LogRowType.transactionHeader))
+                    FROM "searchlight_log" WHERE \(condition)
                     """).fetchOne(db)!
                 try db.execute(literal: "DELETE FROM \"searchlight_log\" WHERE \(condition)")
                 cursor = last + 1

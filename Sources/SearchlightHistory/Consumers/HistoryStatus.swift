@@ -32,14 +32,14 @@ extension HistoryStore {
         try SearchlightError.catching("cannot read the history status") {
             try dbPool.read { db in
                 let row = try Row.fetchOne(db, sql: """
-                    SELECT count(*) FILTER (WHERE "type" = 0), count(*) FILTER (WHERE "type" > 0) FROM "searchlight_log"
-                    """)!
+                    SELECT count(*) FILTER (WHERE "type" = ?1), count(*) FILTER (WHERE "type" <> ?1) FROM "searchlight_log"
+                    """, arguments: [LogRowType.transactionHeader])!
                 let head = try HistoryLog.headToken(db)
                 let purged = try HistoryLog.purgedThrough(db)
                 let consumers = try ConsumerLog.all(db).map { consumer in
                     let token = consumer.checkpoint?.token
-                    let lag = try Int.fetchOne(db, sql: #"SELECT count(*) FROM "searchlight_log" WHERE "type" = 0 AND "id" > ?"#,
-                                               arguments: [token ?? .zero]) ?? 0
+                    let lag = try Int.fetchOne(db, sql: #"SELECT count(*) FROM "searchlight_log" WHERE "type" = ? AND "id" > ?"#,
+                                               arguments: [LogRowType.transactionHeader, token ?? .zero]) ?? 0
                     return HistoryStatus.Consumer(
                         author: consumer.author, isRequired: consumer.isRequired, token: token,
                         timestamp: consumer.checkpoint?.transactionTimestamp, lag: lag,

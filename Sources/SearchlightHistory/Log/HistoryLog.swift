@@ -31,7 +31,7 @@ package enum HistoryLog {
 
     /// The newest token cleanup has deleted (`.zero` if it never deleted anything).
     package static func purgedThrough(_ db: Database) throws -> HistoryToken {
-        try Meta.get(db, "purgedThroughToken", as: HistoryToken.self) ?? .zero
+        try Meta.get(db, .purgedThroughToken, as: HistoryToken.self) ?? .zero
     }
 
     /// Throws `historyExpired` when history after `start` was deleted, and `invalidToken`
@@ -51,7 +51,7 @@ package enum HistoryLog {
                 throw SearchlightError(.historyExpired, "history after token \(token) has expired: cleanup deleted it through token \(purged); resynchronize from scratch")
             }
         case let .date(date):
-            if let purgedTime = try Meta.get(db, "purgedThroughTimestamp", as: Double.self),
+            if let purgedTime = try Meta.get(db, .purgedThroughTimestamp, as: Double.self),
                date.timeIntervalSince1970 < purgedTime {
                 throw SearchlightError(.historyExpired, "history after \(ISO8601DateFormatter().string(from: date)) has expired: cleanup deleted transactions recorded after that date")
             }
@@ -79,7 +79,7 @@ package enum HistoryLog {
             let token: HistoryToken = row["token"]
             // Rows of a transaction at or before the start (its header was before the range).
             if token.rawValue <= after { continue }
-            if (row["type"] as Int) == 0 {
+            if (row["type"] as LogRowType?) == .transactionHeader {
                 if let transaction = current, try !body(transaction) { return }
                 current = HistoryTransaction(
                     token: token, timestamp: Date(timeIntervalSince1970: row["timestamp"] ?? 0),
@@ -92,46 +92,30 @@ package enum HistoryLog {
         if let transaction = current { _ = try body(transaction) }
     }
 
-    /// The filters of a request, applied to one scanned transaction (nil: it does not match).
-    private struct Filter {
-        var request: HistoryRequest
-
-        init(_ request: HistoryRequest, _ db: Database) throws {
-            if let limit = request.limit, limit <= 0 {
-                throw SearchlightError(.invalidArgument, "invalid limit \(limit): a limit must be a positive number of transactions")
-            }
-            if let names = request.entities {
-                let known = try EntityNames.fetch(db).ids
-                if let unknown = names.sorted().first(where: { known[$0] == nil }) {
-                    throw SearchlightError(.unknownEntity, "unknown entity \"\(unknown)\" (known: \(known.keys.sorted().joined(separator: ", ")))")
-                }
-            }
-            self.request = request
+    /// Checks a request's limit and entity names before any scan.
+    static func validate(_ request: HistoryRequest, _ db: Database) throws {
+        if let limit = request.limit, limit <= 0 {
+            throw SearchlightError(.invalidArgument, "invalid limit \(limit): a limit must be a positive number of transactions")
         }
+        try validate(request.filter, db)
+    }
 
-        func apply(_ transaction: HistoryTransaction) -> HistoryTransaction? {
-            switch request.authors {
-            case .any: break
-            case let .only(authors): guard let author = transaction.author, authors.contains(author) else { return nil }
-            case let .excluding(authors): if let author = transaction.author, authors.contains(author) { return nil }
+    static func validate(_ filter: HistoryFilter, _ db: Database) throws {
+        if let names = filter.entities {
+            let known = try EntityNames.fetch(db).ids
+            if let unknown = names.sorted().first(where: { known[$0] == nil }) {
+                throw SearchlightError(.unknownEntity, "unknown entity \"\(unknown)\" (known: \(known.keys.sorted().joined(separator: ", ")))")
             }
-            if let context = request.contextName, transaction.contextName != context { return nil }
-            guard request.entities != nil || request.changeTypes != nil else { return transaction }
-            var filtered = transaction
-            filtered.changes = transaction.changes.filter { change in
-                (request.entities?.contains(change.entity) ?? true) && (request.changeTypes?.contains(change.type) ?? true)
-            }
-            return filtered.changes.isEmpty ? nil : filtered
         }
     }
 
     /// Transactions matching `request`, each with its matching changes, in token order.
     package static func fetchTransactions(_ request: HistoryRequest, _ db: Database) throws -> [HistoryTransaction] {
-        let filter = try Filter(request, db)
+        try validate(request, db)
         try checkStart(request.start, db)
         var transactions: [HistoryTransaction] = []
         try scan(after: request.start, db) { transaction in
-            if let match = filter.apply(transaction) { transactions.append(match) }
+            if let match = request.filter.apply(transaction) { transactions.append(match) }
             return transactions.count < (request.limit ?? .max)
         }
         return transactions
@@ -140,20 +124,36 @@ package enum HistoryLog {
     /// How many transactions and changes `request` selects (its limit is ignored), counting
     /// only transactions up to `bound` if given.
     package static func count(_ request: HistoryRequest, _ db: Database, through bound: HistoryToken? = nil) throws -> HistoryCount {
-        var unlimited = request
-        unlimited.limit = nil
-        let filter = try Filter(unlimited, db)
+        try validate(request.filter, db)
         try checkStart(request.start, db)
         var count = HistoryCount(transactions: 0, changes: 0)
         try scan(after: request.start, db) { transaction in
             if let bound, transaction.token > bound { return false }
-            if let match = filter.apply(transaction) {
+            if let match = request.filter.apply(transaction) {
                 count.transactions += 1
                 count.changes += match.changes.count
             }
             return true
         }
         return count
+    }
+
+    /// At most `maximum` transactions after `token`, whatever their authors and changes, with
+    /// those that match `filter`: what a consumer's batch reads. Returns the matches and the
+    /// last token read (nil when there is nothing after `token`).
+    static func batch(after token: HistoryToken, filter: HistoryFilter, maximum: Int, _ db: Database) throws
+        -> (matches: [HistoryTransaction], last: HistoryToken?)
+    {
+        var matches: [HistoryTransaction] = []
+        var last: HistoryToken?
+        var read = 0
+        try scan(after: .token(token), db) { transaction in
+            read += 1
+            last = transaction.token
+            if let match = filter.apply(transaction) { matches.append(match) }
+            return read < maximum
+        }
+        return (matches, last)
     }
 
     /// Every change to one object after `start`, oldest first.
@@ -165,9 +165,8 @@ package enum HistoryLog {
 
     private static func decodeChange(_ row: Row, _ entities: EntityNames) throws -> HistoryChange {
         let entityID: Int64 = row["entity_id"]
-        let rawType: Int = row["type"]
-        guard let type = ChangeType(rawValue: rawType) else {
-            throw SearchlightError(.databaseError, "history holds an unknown change type \(rawType)")
+        guard let type = (row["type"] as LogRowType?)?.changeType else {
+            throw SearchlightError(.databaseError, "history holds an unknown change type \(row["type"] as DatabaseValue)")
         }
         guard let objectID = ObjectID.fromDatabaseValue(row["object_id"]) else {
             throw SearchlightError(.databaseError, "history holds a change with no object id")

@@ -21,33 +21,15 @@ public struct HistoryRequest: Hashable, Sendable {
         case date(Date)
     }
 
-    /// Which authors' transactions to include.
-    public enum AuthorFilter: Hashable, Sendable {
-        case any
-        /// Only these authors.
-        case only(Set<String>)
-        /// Everyone but these authors (transactions with no author are included).
-        case excluding(Set<String>)
-    }
-
     public var start: Start
-    public var authors: AuthorFilter = .any
-    /// Only transactions with this context name.
-    public var contextName: String?
-    /// Only changes to these entities (by name).
-    public var entities: Set<String>?
-    /// Only changes of these types.
-    public var changeTypes: Set<ChangeType>?
+    /// Which transactions and changes to return.
+    public var filter: HistoryFilter
     /// At most this many transactions (must be positive). `nil`: no limit.
     public var limit: Int?
 
-    public init(start: Start, authors: AuthorFilter = .any, contextName: String? = nil,
-                entities: Set<String>? = nil, changeTypes: Set<ChangeType>? = nil, limit: Int? = nil) {
+    public init(start: Start, filter: HistoryFilter = .init(), limit: Int? = nil) {
         self.start = start
-        self.authors = authors
-        self.contextName = contextName
-        self.entities = entities
-        self.changeTypes = changeTypes
+        self.filter = filter
         self.limit = limit
     }
 
@@ -59,4 +41,27 @@ public struct HistoryRequest: Hashable, Sendable {
     public static func after(_ transaction: HistoryTransaction) -> HistoryRequest { .init(start: .token(transaction.token)) }
     /// All history the log still holds.
     public static var all: HistoryRequest { .init(start: .oldest) }
+}
+
+extension HistoryRequest {
+    /// ``HistoryFilter/authors`` of ``filter``.
+    public var authors: HistoryFilter.AuthorFilter {
+        get { filter.authors }
+        set { filter.authors = newValue }
+    }
+    /// ``HistoryFilter/contextName`` of ``filter``.
+    public var contextName: String? {
+        get { filter.contextName }
+        set { filter.contextName = newValue }
+    }
+    /// ``HistoryFilter/entities`` of ``filter``.
+    public var entities: Set<String>? {
+        get { filter.entities }
+        set { filter.entities = newValue }
+    }
+    /// ``HistoryFilter/changeTypes`` of ``filter``.
+    public var changeTypes: Set<HistoryChange.ChangeType>? {
+        get { filter.changeTypes }
+        set { filter.changeTypes = newValue }
+    }
 }

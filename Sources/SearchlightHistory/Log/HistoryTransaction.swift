@@ -1,27 +1,6 @@
 import Foundation
 import GRDB
 
-/// What happened to an object in a change.
-public enum ChangeType: Int, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
-    case insert = 1
-    case update = 2
-    case delete = 3
-
-    public var description: String {
-        switch self {
-        case .insert: "insert"
-        case .update: "update"
-        case .delete: "delete"
-        }
-    }
-
-    /// Parses `insert`, `update` or `delete`.
-    public init?(name: String) {
-        guard let type = Self.allCases.first(where: { $0.description == name }) else { return nil }
-        self = type
-    }
-}
-
 /// One change recorded by the capture triggers.
 public struct HistoryChange: Hashable, Sendable {
     /// The change's position in the log; orders changes inside a transaction.
@@ -32,7 +11,7 @@ public struct HistoryChange: Hashable, Sendable {
     public var entity: String
     /// The primary key of the changed row.
     public var objectID: ObjectID
-    public var type: ChangeType
+    public var type: HistoryChange.ChangeType
     /// For updates: the tracked columns whose value changed (NULL transitions included).
     public var updatedColumns: [String]?
     /// For deletes: the tombstone as stored (a JSON object); see ``tombstone``.
@@ -90,5 +69,28 @@ public struct HistoryCount: Hashable, Sendable {
     public init(transactions: Int, changes: Int) {
         self.transactions = transactions
         self.changes = changes
+    }
+}
+
+extension HistoryChange {
+    /// What happened to an object in a change.
+    public enum ChangeType: Int, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
+        case insert = 1
+        case update = 2
+        case delete = 3
+
+        public var description: String {
+            switch self {
+            case .insert: "insert"
+            case .update: "update"
+            case .delete: "delete"
+            }
+        }
+
+        /// Parses `insert`, `update` or `delete`.
+        public init?(name: String) {
+            guard let type = Self.allCases.first(where: { $0.description == name }) else { return nil }
+            self = type
+        }
     }
 }

@@ -28,7 +28,7 @@ import Foundation
 /// weights). Tables and columns are checked against the database when a ``HistoryStore`` opens.
 public struct SearchlightModel: Codable, Hashable, Sendable {
     /// The tracked entities. Entity names and tables are unique.
-    public var entities: [Entity]
+    public var entities: [SearchlightModel.Entity]
     /// The FTS5 tokenizer specification used by the index (e.g. `unicode61 remove_diacritics 2`).
     public var tokenizer: String
     /// History retention settings.
@@ -37,7 +37,7 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     public static let defaultTokenizer = "unicode61 remove_diacritics 2"
 
     /// Creates and validates a model.
-    public init(entities: [Entity], tokenizer: String = SearchlightModel.defaultTokenizer, history: HistoryOptions = .init()) throws(SearchlightError) {
+    public init(entities: [SearchlightModel.Entity], tokenizer: String = SearchlightModel.defaultTokenizer, history: HistoryOptions = .init()) throws(SearchlightError) {
         self.entities = entities
         self.tokenizer = tokenizer
         self.history = history
@@ -78,7 +78,7 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     }
 
     /// The entity with this name, if any.
-    public func entity(named name: String) -> Entity? {
+    public func entity(named name: String) -> SearchlightModel.Entity? {
         entities.first { $0.name == name }
     }
 
@@ -87,7 +87,7 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        entities = try container.decode([Entity].self, forKey: .entities)
+        entities = try container.decode([SearchlightModel.Entity].self, forKey: .entities)
         tokenizer = try container.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
         history = try container.decodeIfPresent(HistoryOptions.self, forKey: .history) ?? .init()
         try validate()
@@ -175,6 +175,9 @@ public struct HistoryOptions: Codable, Hashable, Sendable {
     public var maximumDurationSeconds: Double?
     /// Write-only authors: cleanup never waits for them to process history.
     public var batchAuthors: [String]
+
+    /// ``maximumDurationSeconds`` as a `Duration`.
+    public var maximumDuration: Duration? { maximumDurationSeconds.map { .milliseconds(Int64(($0 * 1000).rounded())) } }
 
     public init(maximumDurationSeconds: Double? = nil, batchAuthors: [String] = []) {
         self.maximumDurationSeconds = maximumDurationSeconds

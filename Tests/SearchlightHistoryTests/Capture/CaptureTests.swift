@@ -207,7 +207,7 @@ import SearchlightTestSupport
     @Test func trackedColumnsNarrowWhichUpdatesAreRecorded() throws {
         let db = try TestDatabase()
         let model = try SearchlightModel(entities: [
-            Entity(name: "Note", table: "notes", primaryKey: "id", fields: [Field(column: "title")], trackedColumns: ["title"]),
+            SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "id", fields: [SearchlightModel.Field(column: "title")], trackedColumns: ["title"]),
         ])
         let store = try db.openStore(model: model)
         try db.shell("INSERT INTO notes(id, title, body) VALUES (1, 'a', 'b');")
@@ -221,7 +221,7 @@ import SearchlightTestSupport
         let db = try TestDatabase()
         _ = try db.openStore()
         let narrowed = try SearchlightModel(entities: [
-            Entity(name: "Note", table: "notes", primaryKey: "id", fields: [Field(column: "title")], trackedColumns: ["title"]),
+            SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "id", fields: [SearchlightModel.Field(column: "title")], trackedColumns: ["title"]),
         ])
         let store = try db.openStore(model: narrowed)
         try db.shell("INSERT INTO notes(id, title) VALUES (1, 'a'); UPDATE notes SET body = 'x'; INSERT INTO people(uuid) VALUES ('p');")
@@ -250,8 +250,8 @@ import SearchlightTestSupport
             CREATE TABLE \(quotedTable)("key" TEXT PRIMARY KEY NOT NULL, \(quotedColumn) TEXT, "order" TEXT);
             """)
         let model = try SearchlightModel(entities: [
-            Entity(name: name, table: name, primaryKey: "key",
-                   fields: [Field(column: column), Field(column: "order")], preserveOnDelete: [column]),
+            SearchlightModel.Entity(name: name, table: name, primaryKey: "key",
+                   fields: [SearchlightModel.Field(column: column), SearchlightModel.Field(column: "order")], preserveOnDelete: [column]),
         ])
         let store = try db.openStore(model: model)
         try db.shell("""

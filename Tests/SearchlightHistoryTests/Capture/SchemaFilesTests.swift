@@ -35,6 +35,14 @@ import SearchlightTestSupport
         #expect(created == (try Self.statements("history.sql")))
     }
 
+    @Test func triggerTemplateWritesTheLogRowTypesTheReaderDecodes() {
+        let template = CaptureTriggers.template
+        #expect(template.contains("VALUES ({{token}}, \(LogRowType.insert.rawValue), {{id}}, NEW.{{key}})"))
+        #expect(template.contains("VALUES ({{token}}, \(LogRowType.update.rawValue), {{id}}, NEW.{{key}}, {{updated_columns}})"))
+        #expect(template.contains("VALUES ({{token}}, \(LogRowType.delete.rawValue), {{id}}, OLD.{{key}}, {{old_tombstone}})"))
+        #expect(LogRowType.insert.changeType == .insert && LogRowType.transactionHeader.changeType == nil)
+    }
+
     @Test func triggersSQLIsTheTemplateTheLibraryRenders() throws {
         let file = try String(contentsOf: Self.schemas.appendingPathComponent("triggers.sql"), encoding: .utf8)
         #expect(file == CaptureTriggers.template)

@@ -5,7 +5,7 @@ import Testing
 import SearchlightTestSupport
 
 @Suite struct SchemaValidationTests {
-    func expectRefused(_ entity: Entity, schema: String = TestDatabase.notesSchema, mentioning text: String) throws {
+    func expectRefused(_ entity: SearchlightModel.Entity, schema: String = TestDatabase.notesSchema, mentioning text: String) throws {
         let db = try TestDatabase(schema: schema)
         let before = try db.schemaSnapshot()
         let model = try SearchlightModel(entities: [entity])
@@ -16,34 +16,34 @@ import SearchlightTestSupport
     }
 
     @Test func unknownTableIsRefusedAndNothingChanges() throws {
-        try expectRefused(Entity(name: "Ghost", table: "ghosts", primaryKey: "id"), mentioning: "no table named \"ghosts\"")
+        try expectRefused(SearchlightModel.Entity(name: "Ghost", table: "ghosts", primaryKey: "id"), mentioning: "no table named \"ghosts\"")
     }
 
     @Test func unknownFieldColumnIsRefused() throws {
-        try expectRefused(Entity(name: "Note", table: "notes", primaryKey: "id", fields: [Field(column: "titel")]),
+        try expectRefused(SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "id", fields: [SearchlightModel.Field(column: "titel")]),
                           mentioning: "\"titel\" is not a column")
     }
 
     @Test func unknownPreserveOnDeleteColumnIsRefused() throws {
-        try expectRefused(Entity(name: "Note", table: "notes", primaryKey: "id", preserveOnDelete: ["nope"]), mentioning: "\"nope\"")
+        try expectRefused(SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "id", preserveOnDelete: ["nope"]), mentioning: "\"nope\"")
     }
 
     @Test func wrongPrimaryKeyIsRefused() throws {
-        try expectRefused(Entity(name: "Note", table: "notes", primaryKey: "title"), mentioning: "is not the primary key")
+        try expectRefused(SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "title"), mentioning: "is not the primary key")
     }
 
     @Test func compositePrimaryKeyIsRefused() throws {
-        try expectRefused(Entity(name: "Pair", table: "pairs", primaryKey: "a"),
+        try expectRefused(SearchlightModel.Entity(name: "Pair", table: "pairs", primaryKey: "a"),
                           schema: "CREATE TABLE pairs(a, b, PRIMARY KEY(a, b));", mentioning: "composite primary key")
     }
 
     @Test func tableWithoutPrimaryKeyIsRefused() throws {
-        try expectRefused(Entity(name: "Log", table: "log", primaryKey: "rowid"),
+        try expectRefused(SearchlightModel.Entity(name: "Log", table: "log", primaryKey: "rowid"),
                           schema: "CREATE TABLE log(line TEXT);", mentioning: "no declared primary key")
     }
 
     @Test func viewIsRefused() throws {
-        try expectRefused(Entity(name: "V", table: "v", primaryKey: "id"),
+        try expectRefused(SearchlightModel.Entity(name: "V", table: "v", primaryKey: "id"),
                           schema: TestDatabase.notesSchema + "CREATE VIEW v AS SELECT * FROM notes;", mentioning: "is a view")
     }
 
@@ -51,8 +51,8 @@ import SearchlightTestSupport
         let db = try TestDatabase()
         let before = try db.schemaSnapshot()
         let model = try SearchlightModel(entities: [
-            Entity(name: "Note", table: "notes", primaryKey: "id"),
-            Entity(name: "Ghost", table: "ghosts", primaryKey: "id"),
+            SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "id"),
+            SearchlightModel.Entity(name: "Ghost", table: "ghosts", primaryKey: "id"),
         ])
         #expect(throws: SearchlightError.self) { try db.openStore(model: model) }
         #expect(try db.schemaSnapshot() == before)

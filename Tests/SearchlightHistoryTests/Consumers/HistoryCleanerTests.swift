@@ -86,7 +86,7 @@ import SearchlightTestSupport
         try store.registerConsumer("laggard")
         try store.saveCheckpoint(tokens[0], for: "laggard")
         // Transactions are at t0, t0+1h … t0+5h; now is t0+6h. Keep 2.5 hours.
-        let cleaner = HistoryCleaner(store: store, configuration: .init(maximumDuration: 2.5 * 3600))
+        let cleaner = HistoryCleaner(store: store, configuration: .init(maximumDuration: .seconds(2.5 * 3600)))
         let plan = try cleaner.plan()
         #expect(plan.forcedByMaximumDuration)
         #expect(plan.expiringConsumers == ["laggard"])
@@ -109,7 +109,7 @@ import SearchlightTestSupport
             try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id) VALUES (?)", arguments: [i]) }
         }
         clock.set(start + 100_000 + 50)
-        let cleaner = HistoryCleaner(store: store, configuration: .init(maximumDuration: 1000))
+        let cleaner = HistoryCleaner(store: store, configuration: .init(maximumDuration: .seconds(1000)))
         // Token 2 is young, so nothing after token 1 can be deleted by duration.
         #expect(try cleaner.clean().deleted.transactions == 1)
         #expect(try store.fetchCount(.all).transactions == 2)
@@ -120,7 +120,7 @@ import SearchlightTestSupport
         let (db, store, tokens) = try store(clock: clock)
         defer { withExtendedLifetime(db) {} }
         try store.registerConsumer("indexer")
-        let cleaner = HistoryCleaner(store: store, configuration: .init(strategy: .byDuration(seconds: 600)))
+        let cleaner = HistoryCleaner(store: store, configuration: .init(strategy: .byDuration(.seconds(600))))
         try store.saveCheckpoint(tokens[0], for: "indexer")
         #expect(try cleaner.cleanIfNeeded()?.deleted.transactions == 1)
         try store.saveCheckpoint(tokens[1], for: "indexer")

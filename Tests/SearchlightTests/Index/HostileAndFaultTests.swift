@@ -14,8 +14,8 @@ import SearchlightTestSupport
             INSERT INTO \(table) VALUES ('k''1', 'preexisting words', 'by order');
             """)
         let model = try SearchlightModel(entities: [
-            Entity(name: name, table: name, primaryKey: "key",
-                   fields: [Field(column: name + " col", weight: 2, role: .title), Field(column: "order")]),
+            SearchlightModel.Entity(name: name, table: name, primaryKey: "key",
+                   fields: [SearchlightModel.Field(column: name + " col", weight: 2, role: .title), SearchlightModel.Field(column: "order")]),
         ])
         try Indexer.validate(model: model)
         let store = try db.openStore(model: model)

@@ -12,9 +12,9 @@ import SearchlightHistory
         let normalize = { (sql: String) in sql.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
         let documented = text.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n")
             .components(separatedBy: ";").map(normalize).filter { !$0.isEmpty }
-        let entity = IndexedEntity(entity: Entity(name: "Note", table: "notes", primaryKey: "id",
-                                                  fields: [Field(column: "title", weight: 10), Field(column: "body")]), id: 1)
-        let created = IndexSchema(generation: 1).createStatements(for: [entity], tokenizer: SearchlightModel.defaultTokenizer).map(normalize)
+        let entity = IndexedEntity(entity: SearchlightModel.Entity(name: "Note", table: "notes", primaryKey: "id",
+                                                  fields: [SearchlightModel.Field(column: "title", weight: 10), SearchlightModel.Field(column: "body")]), id: 1)
+        let created = [normalize(IndexState.createTable)] + IndexSchema(generation: 1).createStatements(for: [entity], tokenizer: SearchlightModel.defaultTokenizer).map(normalize)
         #expect(created == documented)
     }
 }

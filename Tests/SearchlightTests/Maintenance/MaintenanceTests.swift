@@ -15,7 +15,7 @@ import SearchlightTestSupport
         // Damage the index behind the indexer's back. notes has an INTEGER PRIMARY KEY: object
         // ids are the full-text rowids.
         try f.store.dbPool.write { db in
-            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'index.generation'")!
+            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_index_state WHERE key = 'generation'")!
             let fts = "searchlight_fts_1_g\(generation)"
             try db.execute(sql: "DELETE FROM \(fts) WHERE rowid = 1")                        // 1: missing
             try db.execute(sql: "UPDATE \(fts) SET title = 'wrong' WHERE rowid = 2")         // 2: stale
@@ -40,7 +40,7 @@ import SearchlightTestSupport
         }
         try f.runIndexer()
         try f.store.dbPool.write { db in
-            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'index.generation'")!
+            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_index_state WHERE key = 'generation'")!
             let documents = "searchlight_document_g\(generation)", fts = "searchlight_fts_2_g\(generation)"
             let ada = try Int64.fetchOne(db, sql: "SELECT id FROM \(documents) WHERE object_id = 'u-ada'")!
             try db.execute(sql: "DELETE FROM \(fts) WHERE rowid = ?", arguments: [ada])       // ada: indexed without text

@@ -14,8 +14,8 @@ import SearchlightTestSupport
         #expect(entries.count == 2_307)
         let db = try TestDatabase(schema: "CREATE TABLE entries(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT);")
         let model = try SearchlightModel(entities: [
-            Entity(name: "Entry", table: "entries", primaryKey: "id",
-                   fields: [Field(column: "title", weight: 5, role: .title), Field(column: "body")]),
+            SearchlightModel.Entity(name: "Entry", table: "entries", primaryKey: "id",
+                   fields: [SearchlightModel.Field(column: "title", weight: 5, role: .title), SearchlightModel.Field(column: "body")]),
         ])
         let store = try db.openStore(model: model)
         try store.write(author: "import") { db in

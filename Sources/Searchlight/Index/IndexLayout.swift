@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import SearchlightHistory
+
+/// What a generation of the index holds: its tokenizer and, for each indexed entity, its id,
+/// table, key and fields. Stored with the generation (``IndexState/Key/layout``), it is what
+/// searches read (so a model installed since never sends them to tables that do not exist),
+/// and a change of it (fields, weights, tokenizer, a table's key) forces a rebuild.
+package struct IndexLayout: Codable, Hashable, Sendable {
+    package var version = 3
+    package var tokenizer: String
+    package var prefixes = IndexSchema.prefixes
+    package var entities: [IndexedEntity]
+
+    /// The layout `model` asks for in this database.
+    package init(model: SearchlightModel, store: HistoryStore, _ db: Database) throws {
+        let ids = try store.entityIDs(in: db)
+        tokenizer = model.tokenizer
+        entities = try model.entities.filter { !$0.fields.isEmpty }.map { entity in
+            guard let id = ids[entity.name] else {
+                throw SearchlightError(.indexNotBuilt, "entity \"\(entity.name)\" is not installed in this database")
+            }
+            // GRDB tells a true rowid alias apart (`INTEGER PRIMARY KEY DESC` is not one). Its
+            // schema queries do not quote every name safely: any failure keeps the document map.
+            let rowidColumn = (try? db.primaryKey(entity.table))?.rowIDColumn
+            let usesRowidKeys = rowidColumn?.caseInsensitiveCompare(entity.primaryKey) == .orderedSame
+            return IndexedEntity(entity: entity, id: id, usesRowidKeys: usesRowidKeys && !entity.table.contains("\""))
+        }
+    }
+
+    package init(json: String) throws {
+        self = try JSONDecoder().decode(IndexLayout.self, from: Data(json.utf8))
+    }
+
+    /// Stable JSON (sorted keys): equal layouts have equal text.
+    package var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// The fingerprint Searchlight 0.1.0 stored for this layout (to migrate its databases).
+    package var legacyFingerprint: String {
+        struct Part: Encodable { var entity: String; var table: String; var key: String; var rowidKeys: Bool; var fields: [SearchlightModel.Field] }
+        struct Print: Encodable { var version = 2; var tokenizer: String; var prefixes: String; var entities: [Part] }
+        let print = Print(tokenizer: tokenizer, prefixes: prefixes, entities: entities.map {
+            Part(entity: $0.entity.name, table: $0.entity.table, key: $0.entity.primaryKey, rowidKeys: $0.usesRowidKeys, fields: $0.entity.fields)
+        })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(print)) ?? Data(), as: UTF8.self)
+    }
+}
+
+/// An entity as the index sees it: its id in history and its indexed columns.
+package struct IndexedEntity: Codable, Hashable, Sendable {
+    package var entity: SearchlightModel.Entity
+    package var id: Int64
+    /// The table's key is a rowid alias (`INTEGER PRIMARY KEY`): object ids are integers that
+    /// SQLite enforces, so they serve as the FTS rowids directly, with no document map.
+    package var usesRowidKeys = false
+    package var fieldColumns: [String] { entity.fields.map(\.column) }
+    package var weights: [Double] { entity.fields.map(\.weight) }
+    /// The position of the title field among the fields (the first field if none has the role).
+    package var titleIndex: Int? {
+        entity.fields.firstIndex { $0.role == .title } ?? (entity.fields.isEmpty ? nil : 0)
+    }
+
+    package init(entity: SearchlightModel.Entity, id: Int64, usesRowidKeys: Bool = false) {
+        self.entity = entity
+        self.id = id
+        self.usesRowidKeys = usesRowidKeys
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, fields, id, rowidKeys }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        entity = SearchlightModel.Entity(
+            name: try container.decode(String.self, forKey: .name), table: try container.decode(String.self, forKey: .table),
+            primaryKey: try container.decode(String.self, forKey: .primaryKey),
+            fields: try container.decode([SearchlightModel.Field].self, forKey: .fields))
+        id = try container.decode(Int64.self, forKey: .id)
+        usesRowidKeys = try container.decode(Bool.self, forKey: .rowidKeys)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(entity.name, forKey: .name)
+        try container.encode(entity.table, forKey: .table)
+        try container.encode(entity.primaryKey, forKey: .primaryKey)
+        try container.encode(entity.fields, forKey: .fields)
+        try container.encode(id, forKey: .id)
+        try container.encode(usesRowidKeys, forKey: .rowidKeys)
+    }
+}

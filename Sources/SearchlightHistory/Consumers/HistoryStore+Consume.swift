@@ -1,0 +1,124 @@
+import GRDB
+
+/// The consumer contract: read history after a checkpoint, apply it, and save the new
+/// checkpoint **in the same write transaction**, so that a crash at any instant neither loses
+/// nor repeats a change. The indexer of the `Searchlight` library is built on it, and so can be
+/// an app's own exporter or sync engine.
+///
+/// ```swift
+/// // One step (from a timer, a cron job, or after each write):
+/// switch try store.consumeNextBatch(as: "exporter") { batch, db in
+///     for change in batch.changes {
+///         try db.execute(sql: "INSERT INTO outbox(entity, object_id, type) VALUES (?, ?, ?)",
+///                        arguments: [change.entity, change.objectID, change.type.description])
+///     }
+/// } {
+/// case .caughtUp, .consumed: break
+/// case .needsResync: try store.resynchronize(as: "exporter") { head, db in /* export every row */ }
+/// }
+///
+/// // Or follow every commit, from this process or any other, until the task is cancelled:
+/// try await store.consume(as: "exporter", resynchronize: { head, db in … }) { batch, db in … }
+/// ```
+extension HistoryStore {
+    /// Processes the next batch of history after `consumer`'s checkpoint.
+    ///
+    /// In one write transaction: reads at most `batchSize` transactions after the checkpoint,
+    /// calls `body` with those that match `filter` (not at all if none does), and saves the
+    /// checkpoint at the last transaction read. If `body` throws, nothing is saved. A consumer
+    /// that is not registered yet is registered as required, so cleanup waits for it.
+    ///
+    /// - Returns: ``HistoryConsumption/needsResync(_:)`` when the consumer has no checkpoint
+    ///   or cleanup deleted history it had not processed; `body` is not called then.
+    /// - Throws: ``SearchlightError`` (``SearchlightError/Code-swift.struct/bodyFailed`` with
+    ///   your error as its cause when `body` throws).
+    @discardableResult
+    public func consumeNextBatch(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500,
+                                 _ body: (HistoryBatch, Database) throws -> Void) throws(SearchlightError) -> HistoryConsumption {
+        do {
+            return try dbPool.write { db in try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, in: db, body) }
+        } catch {
+            throw Self.bodyError(error, doing: "consumer \"\(consumer)\" failed")
+        }
+    }
+
+    /// ``consumeNextBatch(as:filter:batchSize:_:)`` inside the caller's write transaction, for a
+    /// consumer that checks state of its own first (the indexer checks its index's schema).
+    public func consumeNextBatch(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500, in db: Database,
+                                 _ body: (HistoryBatch, Database) throws -> Void) throws -> HistoryConsumption {
+        try ConsumerLog.validate(author: consumer)
+        if batchSize <= 0 { throw SearchlightError(.invalidArgument, "invalid batch size \(batchSize): it must be positive") }
+        try HistoryLog.validate(filter, db)
+        try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
+        guard let checkpoint = try ConsumerLog.checkpoint(for: consumer, db) else {
+            return .needsResync(HistoryResync(consumer: consumer, reason: .noCheckpoint))
+        }
+        let purged = try HistoryLog.purgedThrough(db)
+        if checkpoint < purged {
+            return .needsResync(HistoryResync(consumer: consumer, reason: .historyExpired(checkpoint: checkpoint, purgedThrough: purged)))
+        }
+        let (matches, last) = try HistoryLog.batch(after: checkpoint, filter: filter, maximum: batchSize, db)
+        guard let last else { return .caughtUp(checkpoint) }
+        let batch = HistoryBatch(consumer: consumer, previousToken: checkpoint, token: last, transactions: matches)
+        if !matches.isEmpty { try body(batch, db) }
+        try ConsumerLog.save(last, for: consumer, now: configuration.clock(), db)
+        return .consumed(batch)
+    }
+
+    /// Resynchronizes a consumer from scratch: in one write transaction, calls `body` with the
+    /// head token (the state of the tables `body` reads is exactly the state at that token) and
+    /// saves the head as the consumer's checkpoint. Returns that token.
+    ///
+    /// A consumer whose resynchronization is too large for one transaction builds its state in
+    /// steps instead, and saves the checkpoint it started from with
+    /// ``saveCheckpoint(_:for:in:)`` (the indexer's online rebuild does so).
+    @discardableResult
+    public func resynchronize(as consumer: String, _ body: (HistoryToken, Database) throws -> Void) throws(SearchlightError) -> HistoryToken {
+        do {
+            return try dbPool.write { db in
+                try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
+                let head = try HistoryLog.headToken(db)
+                try body(head, db)
+                try ConsumerLog.save(head, for: consumer, now: configuration.clock(), db)
+                return head
+            }
+        } catch {
+            throw Self.bodyError(error, doing: "resynchronizing consumer \"\(consumer)\" failed")
+        }
+    }
+
+    /// Follows history as `consumer` until the calling task is cancelled: processes every
+    /// pending batch, then each commit as it happens, in this process or any other (see
+    /// ``historyUpdates()``). When the consumer needs a resync, `resynchronize` runs as in
+    /// ``resynchronize(as:_:)`` and consumption goes on from the head.
+    ///
+    /// Cancellation is checked between batches: the batch in flight commits (or rolls back)
+    /// and the function returns normally. Errors (a full disk, a failing `body`) end it.
+    public func consume(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500,
+                        resynchronize: @escaping @Sendable (HistoryToken, Database) throws -> Void,
+                        _ body: @escaping @Sendable (HistoryBatch, Database) throws -> Void) async throws(SearchlightError) {
+        let commits = historyUpdates() // subscribe first: no commit after the backlog is missed
+        var iterator = commits.makeAsyncIterator()
+        while !Task.isCancelled {
+            let outcome: HistoryConsumption
+            do {
+                outcome = try await dbPool.write { [self] db in
+                    try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, in: db, body)
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                throw Self.bodyError(error, doing: "consumer \"\(consumer)\" failed")
+            }
+            switch outcome {
+            case .consumed:
+                continue
+            case .needsResync:
+                try self.resynchronize(as: consumer, resynchronize)
+            case .caughtUp:
+                // Ends with nil when the task is cancelled.
+                guard await iterator.next() != nil else { return }
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/// Which transactions, and which of their changes, a request or a consumer receives.
+///
+/// ```swift
+/// var filter = HistoryFilter()
+/// filter.authors = .excluding(["sync-engine"])   // not what I wrote myself
+/// filter.entities = ["Note"]
+/// ```
+public struct HistoryFilter: Hashable, Sendable {
+    /// Which authors' transactions to include.
+    public enum AuthorFilter: Hashable, Sendable {
+        case any
+        /// Only these authors.
+        case only(Set<String>)
+        /// Everyone but these authors (transactions with no author are included).
+        case excluding(Set<String>)
+    }
+
+    public var authors: AuthorFilter
+    /// Only transactions with this context name.
+    public var contextName: String?
+    /// Only changes to these entities (by name).
+    public var entities: Set<String>?
+    /// Only changes of these types.
+    public var changeTypes: Set<HistoryChange.ChangeType>?
+
+    public init(authors: AuthorFilter = .any, contextName: String? = nil,
+                entities: Set<String>? = nil, changeTypes: Set<HistoryChange.ChangeType>? = nil) {
+        self.authors = authors
+        self.contextName = contextName
+        self.entities = entities
+        self.changeTypes = changeTypes
+    }
+
+    /// Everything.
+    public static var all: HistoryFilter { .init() }
+
+    /// The transaction with only its matching changes; nil if nothing in it matches.
+    func apply(_ transaction: HistoryTransaction) -> HistoryTransaction? {
+        switch authors {
+        case .any: break
+        case let .only(authors): guard let author = transaction.author, authors.contains(author) else { return nil }
+        case let .excluding(authors): if let author = transaction.author, authors.contains(author) { return nil }
+        }
+        if let contextName, transaction.contextName != contextName { return nil }
+        guard entities != nil || changeTypes != nil else { return transaction }
+        var filtered = transaction
+        filtered.changes = transaction.changes.filter { change in
+            (entities?.contains(change.entity) ?? true) && (changeTypes?.contains(change.type) ?? true)
+        }
+        return filtered.changes.isEmpty ? nil : filtered
+    }
+}

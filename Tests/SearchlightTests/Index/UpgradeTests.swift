@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+/// Databases made by earlier releases open, migrate and keep working.
+@Suite struct UpgradeTests {
+    /// `searchlight init` of release 0.1.0 on a notes/people database (5 documents), then, with
+    /// no indexer running, an update, a delete and an insert by the `sqlite3` shell: 3 changes
+    /// the index has not seen.
+    static let release010 = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/searchlight-0.1.0.sqlite")
+
+    static func copyOfRelease010() throws -> (TestDatabase, String) {
+        let db = try TestDatabase(schema: "")
+        try FileManager.default.removeItem(atPath: db.path)
+        try FileManager.default.copyItem(atPath: release010.path, toPath: db.path)
+        return (db, db.path)
+    }
+
+    @Test func aDatabaseOfRelease010KeepsItsIndexAndCatchesUp() throws {
+        let (db, path) = try Self.copyOfRelease010()
+        let store = try HistoryStore(path: path)
+        // Searching first migrates the index's bookkeeping and answers from the old generation.
+        #expect(try SearchIndex(store: store).search("halted", limit: nil).hits.map(\.objectID) == [.integer(1)])
+        #expect(try SearchIndex(store: store).search("magic", limit: nil).total == 1, "not indexed yet: still found")
+
+        let summary = try Indexer(store: store).indexPendingChanges()
+        #expect(summary.rebuildReason == nil, "the 0.1.0 index is kept, not rebuilt")
+        #expect(summary.changes == 3)
+        let index = SearchIndex(store: store)
+        #expect(try index.search("trap", limit: nil).hits.map(\.objectID) == [.integer(1)])
+        #expect(try index.search("magic", limit: nil).total == 0)
+        #expect(try index.search("grace", limit: nil).hits.map(\.objectID) == [.text("u3")])
+        #expect(try Indexer(store: store).verify().isConsistent)
+        // The index's state left History's table for its own.
+        let (legacyKeys, generation) = try store.dbPool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM searchlight_meta WHERE key LIKE 'index.%'"),
+             try Int.fetchOne(db, sql: "SELECT value FROM searchlight_index_state WHERE key = 'generation'"))
+        }
+        #expect(legacyKeys == 0)
+        #expect(generation == 1)
+        _ = db
+    }
+
+    @Test func aDatabaseOfRelease010WithAChangedModelRebuildsOnce() throws {
+        let (db, path) = try Self.copyOfRelease010()
+        var model = try HistoryStore(path: path).model
+        model.entities[0].fields[0].weight = 5
+        let store = try HistoryStore(path: path, model: model)
+        let summary = try Indexer(store: store).indexPendingChanges()
+        #expect(summary.rebuildReason == .modelChanged)
+        #expect(try SearchIndex(store: store).search("trap OR grace", limit: nil).total == 2)
+        #expect(try Indexer(store: store).verify().isConsistent)
+        _ = db
+    }
+}
