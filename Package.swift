@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(name: "SearchlightHistory", targets: ["SearchlightHistory"]),
         .library(name: "Searchlight", targets: ["Searchlight"]),
-        .executable(name: "searchlight", targets: ["searchlight"]),
+        .executable(name: "searchlight", targets: ["SearchlightCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -35,8 +35,9 @@ let package = Package(
             dependencies: ["SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("Resources/jargon.jsonl"), .copy("Resources/JARGON-COPYRIGHT.txt")]
         ),
+        // The `searchlight` command: parses, calls the libraries, formats (no SQL, no logic).
         .executableTarget(
-            name: "searchlight",
+            name: "SearchlightCLI",
             dependencies: [
                 "Searchlight",
                 "SearchlightHistory",
@@ -74,9 +75,9 @@ let package = Package(
             path: "Tests/Tools/searchlight-stress"
         ),
         .testTarget(
-            name: "searchlightTests",
+            name: "SearchlightCLITests",
             dependencies: [
-                "searchlight", "searchlight-stress", "SearchlightTestSupport", "SearchlightHistory",
+                "SearchlightCLI", "searchlight-stress", "SearchlightTestSupport", "SearchlightHistory",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -101,3 +101,22 @@ extension HistoryStore {
     /// All changes, flattened, for assertions.
     public func allChanges() throws -> [HistoryChange] { try fetchChanges(.all) }
 }
+
+public struct TimedOut: Error, CustomStringConvertible {
+    public var seconds: Double
+    public var description: String { "timed out after \(seconds) s" }
+}
+
+/// Runs `body`, failing with ``TimedOut`` if it has not finished after `seconds` (a bound
+/// against hangs, never a latency assertion: choose it generously).
+public func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimedOut(seconds: seconds)
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}

@@ -46,6 +46,24 @@ extension Indexer {
         }
     }
 
+    /// Reindexes objects given as text (a command line's `--id`), in `entity` or, if nil, in
+    /// every entity. A text that reads as an integer may name an INTEGER or a TEXT key:
+    /// both are reindexed, which is harmless (reindexing makes the index match the row, or
+    /// removes a document whose row does not exist).
+    @discardableResult
+    public func reindex(idTexts: [String], entity: String?) throws(SearchlightError) -> Summary {
+        let objectIDs = idTexts.flatMap { id in Int64(id).map { [ObjectID.integer($0), .text(id)] } ?? [.text(id)] }
+        let names = entity.map { [$0] } ?? store.model.entities.map(\.name)
+        var total = Summary()
+        for name in names {
+            let summary = try reindex(ids: objectIDs, entity: name)
+            total.upserted += summary.upserted
+            total.removed += summary.removed
+            total.token = summary.token
+        }
+        return total
+    }
+
     /// The consumer that holds history back while a rebuild runs: cleanup must not delete
     /// what came after the rebuild's start token, which the indexer applies after the swap.
     var rebuildConsumer: String { configuration.author + ".rebuild" }
@@ -88,7 +106,7 @@ extension Indexer {
                 logger.notice("another process rebuilt the index")
                 return nil
             case let .busy(owner):
-                if !waited { logger.notice("waiting for the rebuild under way in process \(owner.split(separator: ":").first ?? "?")") }
+                if !waited { logger.notice("waiting for the rebuild under way in process \(owner.split(separator: " ").dropFirst().first ?? "?")") }
                 waited = true
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
@@ -201,7 +219,7 @@ extension Indexer {
         }
         let now = Date().timeIntervalSince1970
         if let owner = try IndexState.get(db, .rebuildOwner, as: String.self), owner != leaseOwner,
-           (try IndexState.get(db, .rebuildExpiresAt, as: Double.self) ?? 0) > now {
+           (try IndexState.get(db, .rebuildExpiresAt, as: Double.self) ?? 0) > now, !Self.isDead(owner) {
             return .busy(owner: owner)
         }
         // Resume the rebuild left in place if it builds the same layout.
@@ -240,6 +258,15 @@ extension Indexer {
         try IndexState.set(db, .rebuildEntity, 0)
         try IndexState.set(db, .rebuildAfter, nil)
         return .started(Plan(generation: schema.generation, layout: layout, startToken: start, entityIndex: 0, after: nil, resumed: false))
+    }
+
+    /// Whether the holder of a lease is a process of this host that no longer exists. Taking a
+    /// lease over wrongly is safe (the holder checks the lease in every chunk's transaction and
+    /// gives up); it only wastes work.
+    static func isDead(_ owner: String) -> Bool {
+        let parts = owner.split(separator: " ")
+        guard parts.count == 3, parts[0] == ProcessInfo.processInfo.hostName, let pid = Int32(parts[1]) else { return false }
+        return kill(pid, 0) == -1 && errno == ESRCH
     }
 
     private func leaseExpiry() -> Double {

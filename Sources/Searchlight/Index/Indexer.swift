@@ -109,8 +109,9 @@ public final class Indexer: Sendable {
     public let store: HistoryStore
     public let configuration: Configuration
     var logger: Logger { configuration.logger }
-    /// Who holds a rebuild lease: unique to this indexer, with the process id for people.
-    let leaseOwner = "\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString)"
+    /// Who holds a rebuild lease: unique to this indexer; its host and process id let another
+    /// process on the same host see at once that the holder died (kill -9).
+    let leaseOwner = "\(ProcessInfo.processInfo.hostName) \(ProcessInfo.processInfo.processIdentifier) \(UUID().uuidString)"
 
     /// What the follower tells waiters: a committed update, or the error a batch failed with.
     enum Event: Sendable {

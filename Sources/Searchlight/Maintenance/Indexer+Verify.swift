@@ -34,6 +34,15 @@ extension Indexer {
         return report
     }
 
+    /// Brings the index up to date, compares it with the source, and, if `repair` is true,
+    /// fixes every difference and compares again: what `searchlight verify [--repair]` does.
+    public func catchUpAndVerify(repairing repair: Bool) throws(SearchlightError) -> VerificationResult {
+        try indexPendingChanges()
+        let found = repair ? try self.repair() : try verify()
+        let consistent = repair && !found.isConsistent ? try verify().isConsistent : found.isConsistent
+        return VerificationResult(found: found, repaired: repair && !found.isConsistent, isConsistent: consistent)
+    }
+
     private func verify(_ db: Database) throws -> VerificationReport {
         guard let live = try IndexState.live(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")

@@ -32,3 +32,13 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     /// True when the index equals the source.
     public var isConsistent: Bool { differences == 0 && integrityErrors.isEmpty }
 }
+
+/// What ``Indexer/catchUpAndVerify(repairing:)`` found and did.
+public struct VerificationResult: Hashable, Sendable {
+    /// The differences found (before any repair).
+    public var found: VerificationReport
+    /// Whether differences were found and repaired.
+    public var repaired: Bool
+    /// Whether the index equals the source now (after the repair, if one ran).
+    public var isConsistent: Bool
+}

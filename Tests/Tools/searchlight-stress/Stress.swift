@@ -7,10 +7,10 @@ import SearchlightHistory
 /// Load for the reliability tests: a writer that logs every change it committed, and a
 /// searcher. Each exits 3 if any error (a busy or locked database included) reached it.
 @main
-struct Stress: ParsableCommand {
+struct Stress: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "searchlight-stress", abstract: "Writers and searchers for Searchlight's reliability tests.",
-        subcommands: [Write.self, Search.self])
+        subcommands: [Write.self, Search.self, Rebuild.self, Export.self])
 
     struct Write: ParsableCommand {
         @Option var db: String
@@ -101,5 +101,63 @@ struct SplitMix {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// A full rebuild with a small chunk size and lease, to be killed or raced in tests.
+struct Rebuild: ParsableCommand {
+    @Option var db: String
+    @Option var chunk: Int = 200
+    @Option(help: "The rebuild lease, in seconds.")
+    var lease: Int = 30
+
+    func run() throws {
+        let store = try HistoryStore(path: db)
+        var configuration = Indexer.Configuration()
+        configuration.rebuildChunkSize = chunk
+        configuration.rebuildLease = .seconds(lease)
+        let summary = try Indexer(store: store, configuration: configuration).reindex()
+        print("rebuilt \(summary.upserted)")
+    }
+}
+
+/// The README's exporter: copies every change into `export_log` of the same database through
+/// the public consumer contract, exactly once. `--follow` follows commits until killed;
+/// otherwise it catches up and exits.
+struct Export: AsyncParsableCommand {
+    @Option var db: String
+    @Option var consumer = "exporter"
+    @Flag var follow = false
+
+    static let createTable = """
+        CREATE TABLE IF NOT EXISTS export_log(
+          change_id INTEGER, token INTEGER NOT NULL, entity TEXT, object_id, type TEXT NOT NULL)
+        """
+
+    static func export(_ batch: HistoryBatch, _ db: Database) throws {
+        for change in batch.changes {
+            try db.execute(sql: "INSERT INTO export_log VALUES (?, ?, ?, ?, ?)",
+                           arguments: [change.changeID, change.token, change.entity, change.objectID, change.type.description])
+        }
+    }
+
+    static func resync(_ head: HistoryToken, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO export_log(token, type) VALUES (?, 'resync')", arguments: [head])
+    }
+
+    func run() async throws {
+        let store = try HistoryStore(path: db)
+        try await store.dbPool.write { try $0.execute(sql: Self.createTable) }
+        if follow {
+            try await store.consume(as: consumer, resynchronize: Self.resync, Self.export)
+            return
+        }
+        while true {
+            switch try store.consumeNextBatch(as: consumer, Self.export) {
+            case .caughtUp: return
+            case .consumed: continue
+            case .needsResync: try store.resynchronize(as: consumer, Self.resync)
+            }
+        }
     }
 }

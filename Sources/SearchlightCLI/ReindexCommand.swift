@@ -26,16 +26,8 @@ struct ReindexCommand: ParsableCommand {
             print("Rebuilt the index: \(summary.upserted) documents; then applied \(summary.changes) later changes; token \(summary.token).")
             return
         }
-        // An id given as text may be an INTEGER or a TEXT key: reindexing both is harmless.
-        let objectIDs = ids.flatMap { id in Int64(id).map { [ObjectID.integer($0), .text(id)] } ?? [.text(id)] }
-        let names = entity.map { [$0] } ?? store.model.entities.map(\.name)
-        var upserted = 0, removed = 0
-        for name in names {
-            let summary = try indexer.reindex(ids: objectIDs, entity: name)
-            upserted += summary.upserted
-            removed += summary.removed
-        }
-        print("Reindexed \(ids.count) ids: \(upserted) documents upserted, \(removed) removed.")
+        let summary = try indexer.reindex(idTexts: ids, entity: entity)
+        print("Reindexed \(ids.count) ids: \(summary.upserted) documents upserted, \(summary.removed) removed.")
     }
 }
 

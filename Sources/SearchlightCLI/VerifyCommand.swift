@@ -12,12 +12,13 @@ struct VerifyCommand: ParsableCommand {
     @Flag(help: "Fix every difference found.")
     var repair = false
 
-    @Option(help: "Output format: text or json.")
-    var format: OutputFormat = .text
-
-    func validate() throws {
-        if ![.text, .json].contains(format) { throw ValidationError("--format must be text or json") }
+    /// How `verify` prints its report.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
     }
+
+    @Option(help: "Output format.")
+    var format: Format = .text
 
     struct Result: Encodable {
         var consistent: Bool
@@ -32,15 +33,14 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         let store = try options.openStore()
         let indexer = try Indexer(store: store, configuration: options.indexerConfiguration())
-        try indexer.indexPendingChanges()
-        let found = repair ? try indexer.repair() : try indexer.verify()
-        let consistent = repair ? try indexer.verify().isConsistent : found.isConsistent
+        let result = try indexer.catchUpAndVerify(repairing: repair)
+        let found = result.found, consistent = result.isConsistent
         switch format {
         case .json:
-            print(try Output.json(Result(consistent: consistent, repaired: repair && !found.isConsistent, differences: found.differences,
+            print(try Output.json(Result(consistent: consistent, repaired: result.repaired, differences: found.differences,
                                          pending: found.pending, token: found.token, integrityErrors: found.integrityErrors,
                                          entities: found.entities)))
-        default:
+        case .text:
             for entity in found.entities {
                 print("\(entity.entity): \(entity.indexedDocuments) indexed, \(entity.sourceDocuments) in the source; "
                       + "\(entity.missing.count) missing, \(entity.stale.count) stale, \(entity.extra.count) extra")

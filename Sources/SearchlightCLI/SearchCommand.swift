@@ -30,14 +30,18 @@ struct SearchCommand: ParsableCommand {
     @Flag(help: "Pass the query to FTS5 as-is.")
     var raw = false
 
-    @Option(help: "Output format: table, json, jsonl or csv.")
-    var format: OutputFormat = .table
+    /// How `search` prints hits.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json, jsonl, csv
+    }
+
+    @Option(help: "Output format.")
+    var format: Format = .table
 
     func validate() throws {
         if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
-        if ![.table, .json, .jsonl, .csv].contains(format) { throw ValidationError("--format must be table, json, jsonl or csv") }
     }
 
     /// A hit as scripts read it.
@@ -82,7 +86,7 @@ struct SearchCommand: ParsableCommand {
             for hit in results.hits {
                 print([hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
             }
-        default:
+        case .table:
             var rows = [["SCORE", "ENTITY", "ID", "TITLE", "SNIPPET"]]
             for hit in results.hits {
                 rows.append([String(format: "%.2f", hit.score), hit.entity, hit.objectID.description,

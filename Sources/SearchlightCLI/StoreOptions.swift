@@ -27,8 +27,3 @@ struct StoreOptions: ParsableArguments {
         return configuration
     }
 }
-
-/// How results are printed.
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case table, json, jsonl, csv, text
-}

@@ -103,6 +103,28 @@ import SearchlightTestSupport
         #expect(changes == ["insert 3", "insert 4", "delete 3"], "the backlog, then what committed while following")
     }
 
+    @Test func historyFollowExitsNonZeroWithOneLineWhenFollowingFails() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let follow = CLI.start(["history", "--db", db.path, "--format", "jsonl", "--follow", "--log-level", "error"])
+        // A bound, not a latency assertion: the follower must end by itself long before this.
+        let watchdog = DispatchWorkItem { if follow.process.isRunning { follow.process.interrupt() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        defer { watchdog.cancel() }
+        Thread.sleep(forTimeInterval: 0.5)
+        // A commit whose history cleanup deletes before the follower reads it (as a cleanup with
+        // a short maximum duration would): following cannot go on, and must say so.
+        let head = try Int64(db.shell("SELECT max(token) FROM searchlight_log;").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        try db.shell("""
+            BEGIN; INSERT INTO notes VALUES (9, 'lost', '');
+            INSERT OR REPLACE INTO searchlight_meta(key, value) VALUES ('purgedThroughToken', \(head + 1)); COMMIT;
+            """)
+        let result = try CLI.finish(follow)
+        #expect(result.status == 1, "stdout: \(result.stdout) stderr: \(result.stderr)")
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderr.contains("expired"))
+    }
+
     @Test func reindexShowsNoProgressBarWhenPiped() throws {
         let (db, model) = try CLI.workspace()
         try CLI.run(["init", "--db", db.path, "--model", model])

@@ -9,12 +9,13 @@ struct StatusCommand: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(help: "Output format: text or json.")
-    var format: OutputFormat = .text
-
-    func validate() throws {
-        if ![.text, .json].contains(format) { throw ValidationError("--format must be text or json") }
+    /// How `status` prints its report.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
     }
+
+    @Option(help: "Output format.")
+    var format: Format = .text
 
     struct Status: Encodable {
         struct Consumer: Encodable {

@@ -24,11 +24,16 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(help: "Only changes to this entity.")
     var entity: String?
 
-    @Option(help: "At most this many transactions (before following).")
-    var limit: Int?
+    @Option(help: "At most this many transactions before following (0: no limit).")
+    var limit: Int = 0
 
-    @Option(help: "Output format: table or jsonl.")
-    var format: OutputFormat = .table
+    /// How `history` prints transactions.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, jsonl
+    }
+
+    @Option(help: "Output format.")
+    var format: Format = .table
 
     @Flag(help: "Keep streaming new transactions until SIGINT or SIGTERM.")
     var follow = false
@@ -37,8 +42,7 @@ struct HistoryCommand: AsyncParsableCommand {
         if after != nil && since != nil { throw ValidationError("give --after or --since, not both") }
         if let since, Self.parseDate(since) == nil { throw ValidationError("--since must be an ISO 8601 date, like 2026-11-22T10:00:00Z") }
         if !authors.isEmpty && !excludedAuthors.isEmpty { throw ValidationError("give --author or --exclude-author, not both") }
-        if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
-        if ![.table, .jsonl].contains(format) { throw ValidationError("--format must be table or jsonl") }
+        if limit < 0 { throw ValidationError("--limit must not be negative") }
     }
 
     static func parseDate(_ text: String) -> Date? {
@@ -106,32 +110,26 @@ struct HistoryCommand: AsyncParsableCommand {
         var start: HistoryRequest.Start = .oldest
         if let after { start = .token(HistoryToken(after)) }
         if let since { start = .date(Self.parseDate(since)!) }
-        // Subscribe and note the head before reading the backlog: nothing committed later is missed.
-        let updates = follow ? store.historyUpdates() : nil
-        let headBefore = try store.currentToken()
         var request = request(start: start)
-        request.limit = limit
-        let printed = try emit(store.fetchTransactions(request), header: true)
-        guard let updates else { return }
-        // Follow from the last transaction printed; with a limit, from the head (the rest of
-        // the backlog was left out on purpose).
-        var cursor = printed ?? headBefore
-        if limit != nil { cursor = max(cursor, headBefore) }
-        if case let .token(token) = start, printed == nil { cursor = max(token, limit == nil ? token : headBefore) }
-        let from = cursor
-        let follower = Task { [self] in
-            var cursor = from
-            for await _ in updates {
-                if let token = try emit(store.fetchTransactions(self.request(start: .token(cursor))), header: false) { cursor = token }
+        request.limit = limit == 0 ? nil : limit
+        let feed = store.history(request, follow: follow)
+        // Print pages until the feed ends (no --follow), fails, or a signal arrives.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var header = true
+                for try await page in feed {
+                    try emit(page, header: header)
+                    header = false
+                }
             }
+            if follow { group.addTask { await Signals.waitForTermination() } }
+            try await group.next()
+            group.cancelAll()
         }
-        await Signals.waitForTermination()
-        follower.cancel()
     }
 
     /// Prints transactions; returns the last token printed.
-    @discardableResult
-    func emit(_ transactions: [HistoryTransaction], header: Bool) throws -> HistoryToken? {
+    func emit(_ transactions: [HistoryTransaction], header: Bool) throws {
         if format == .jsonl {
             for transaction in transactions { print(try Output.json(Line(transaction: transaction), pretty: false)) }
         } else {
@@ -149,6 +147,5 @@ struct HistoryCommand: AsyncParsableCommand {
             if !rows.isEmpty { print(Output.table(rows)) }
         }
         fflush(nil) // every stream: a follower reads lines as they come
-        return transactions.last?.token
     }
 }
