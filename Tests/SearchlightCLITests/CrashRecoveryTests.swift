@@ -8,7 +8,8 @@ import SearchlightTestSupport
     @Test func killingTheIndexerAtRandomPointsLeavesVerifyClean() throws {
         let (db, model) = try CLI.workspace()
         #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
-        var generator = SystemRandomNumberGenerator()
+        let (seed, random) = ConsumerProcessTests.seeded()
+        var generator = random
         var killed = 0
         for iteration in 0..<20 {
             // Foreign writes: a burst of single-row transactions the indexer has to catch up on.
@@ -34,6 +35,7 @@ import SearchlightTestSupport
         let verify = try CLI.run(["verify", "--db", db.path, "--format", "json"])
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as! [String: Any]
+        if verify.status != 0 { print("seed \(seed):", verify.stdout.prefix(2_000), verify.stderr) }
         #expect(report["differences"] as? Int == 0)
         #expect((report["integrityErrors"] as? [String])?.isEmpty == true)
     }

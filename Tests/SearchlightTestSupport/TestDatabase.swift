@@ -57,6 +57,7 @@ public final class TestDatabase: @unchecked Sendable {
 public enum Shell {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     @discardableResult

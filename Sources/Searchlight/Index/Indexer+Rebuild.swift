@@ -17,7 +17,7 @@ extension Indexer {
     public func reindex(progress: (@Sendable (Progress) -> Void)? = nil) throws(SearchlightError) -> Summary {
         var summary = Summary()
         summary.rebuildReason = .requested
-        if let update = try rebuild(reason: .requested, progress: progress) { summary.add(update) }
+        if let update = try rebuild(reason: .requested, progress: progress, until: { Task.isCancelled }) { summary.add(update) }
         let rest = try indexPendingChanges()
         summary.changes += rest.changes
         summary.upserted += rest.upserted
@@ -89,13 +89,13 @@ extension Indexer {
 
     /// Builds a new generation of the index from the source tables and swaps it in, under the
     /// rebuild lease. Returns nil when another process did the rebuild (this one waited).
-    func rebuild(reason: RebuildReason, progress: (@Sendable (Progress) -> Void)?) throws(SearchlightError) -> Update? {
+    func rebuild(reason: RebuildReason, progress: (@Sendable (Progress) -> Void)?, until shouldStop: () -> Bool) throws(SearchlightError) -> Update? {
         var waited = false
         var plan: Plan
         // 1. Take the lease: start a generation, resume the one a stopped or dead rebuild left,
         // or wait for the process that is rebuilding.
         while true {
-            if Task.isCancelled { throw SearchlightError(.cancelled, "the rebuild was cancelled") }
+            if shouldStop() { throw SearchlightError(.cancelled, "the rebuild was cancelled") }
             let start = try SearchlightError.catching("cannot start the rebuild") {
                 try store.dbPool.write { db in try begin(reason: waited ? nil : reason, db) }
             }
@@ -133,7 +133,7 @@ extension Indexer {
             let source = writer.sources[entity.id]!
             var after = entityIndex == plan.entityIndex ? plan.after : nil
             while true {
-                if Task.isCancelled {
+                if shouldStop() {
                     try? releaseLease()
                     throw SearchlightError(.cancelled, "the rebuild was cancelled; it resumes where it stopped")
                 }
@@ -217,9 +217,7 @@ extension Indexer {
            try IndexState.get(db, .rebuildOwner, as: String.self) == nil {
             return .notNeeded
         }
-        let now = Date().timeIntervalSince1970
-        if let owner = try IndexState.get(db, .rebuildOwner, as: String.self), owner != leaseOwner,
-           (try IndexState.get(db, .rebuildExpiresAt, as: Double.self) ?? 0) > now, !Self.isDead(owner) {
+        if try rebuildIsUnderWay(db), let owner = try IndexState.get(db, .rebuildOwner, as: String.self) {
             return .busy(owner: owner)
         }
         // Resume the rebuild left in place if it builds the same layout.
@@ -233,7 +231,10 @@ extension Indexer {
             return .started(Plan(
                 generation: generation, layout: layout, startToken: start,
                 entityIndex: try IndexState.get(db, .rebuildEntity, as: Int.self) ?? 0,
-                after: try IndexState.get(db, .rebuildAfter, as: DatabaseValue.self), resumed: true))
+                // A NULL cursor reads back as `DatabaseValue.null`, not nil: `key > NULL` would
+                // match nothing and swap in an empty generation.
+                after: try IndexState.get(db, .rebuildAfter, as: DatabaseValue.self).flatMap { $0.isNull ? nil : $0 },
+                resumed: true))
         }
         // Start a new generation: nobody else is filling one (we hold the lease now).
         let liveGeneration = live?.schema.generation
@@ -258,6 +259,12 @@ extension Indexer {
         try IndexState.set(db, .rebuildEntity, 0)
         try IndexState.set(db, .rebuildAfter, nil)
         return .started(Plan(generation: schema.generation, layout: layout, startToken: start, entityIndex: 0, after: nil, resumed: false))
+    }
+
+    /// Whether a live process other than this indexer holds the rebuild lease.
+    func rebuildIsUnderWay(_ db: Database) throws -> Bool {
+        guard let owner = try IndexState.get(db, .rebuildOwner, as: String.self), owner != leaseOwner else { return false }
+        return (try IndexState.get(db, .rebuildExpiresAt, as: Double.self) ?? 0) > Date().timeIntervalSince1970 && !Self.isDead(owner)
     }
 
     /// Whether the holder of a lease is a process of this host that no longer exists. Taking a

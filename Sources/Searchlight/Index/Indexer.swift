@@ -64,6 +64,8 @@ public final class Indexer: Sendable {
         case damaged
         /// ``Indexer/reindex(progress:)`` was called.
         case requested
+        /// A rebuild was stopped, or its process died, before it finished: it resumes.
+        case interrupted
 
         public var description: String {
             switch self {
@@ -73,6 +75,7 @@ public final class Indexer: Sendable {
             case let .historyExpired(resync): "history the indexer had not processed was deleted by cleanup (\(resync))"
             case .damaged: "the full-text index failed its integrity check"
             case .requested: "requested"
+            case .interrupted: "a rebuild was stopped, or its process died, before it finished"
             }
         }
     }
@@ -120,7 +123,7 @@ public final class Indexer: Sendable {
     }
 
     private struct State {
-        var task: Task<Void, Never>?
+        var follower: IndexFollower?
         var subscribers: [Int: AsyncStream<Update>.Continuation] = [:]
         var waiters: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriber = 0
@@ -153,6 +156,9 @@ public final class Indexer: Sendable {
         guard let live = try IndexState.live(db) else { return .needsRebuild(.notBuilt) }
         let layout = try IndexLayout(model: model, store: store, db)
         guard live.layout == layout.json else { return .needsRebuild(.modelChanged) }
+        if try IndexState.get(db, .rebuildGeneration, as: Int.self) != nil, try !rebuildIsUnderWay(db) {
+            return .needsRebuild(.interrupted)
+        }
 
         let byName = Dictionary(uniqueKeysWithValues: layout.entities.map { ($0.entity.name, $0) })
         let writer = makeWriter(live.schema, layout.entities)
@@ -205,11 +211,17 @@ public final class Indexer: Sendable {
     /// stays, and a rebuild resumes where it stopped.
     @discardableResult
     public func indexPendingChanges() throws(SearchlightError) -> Summary {
+        try indexPendingChanges(until: { Task.isCancelled })
+    }
+
+    /// ``indexPendingChanges()``, stopping (with `cancelled`) between batches and rebuild
+    /// chunks once `shouldStop` says so.
+    func indexPendingChanges(until shouldStop: () -> Bool) throws(SearchlightError) -> Summary {
         var summary = Summary()
         var rebuilds = 0
         while true {
-            if Task.isCancelled { throw SearchlightError(.cancelled, "indexing was cancelled") }
-            let outcome = try SearchlightError.catching("indexing failed") { try store.dbPool.write { try batch($0) } }
+            if shouldStop() { throw SearchlightError(.cancelled, "indexing was cancelled") }
+            let outcome = try SearchlightError.catchingCallbacks("indexing failed") { try store.dbPool.write { try batch($0) } }
             switch outcome {
             case let .caughtUp(token):
                 summary.token = token
@@ -224,7 +236,7 @@ public final class Indexer: Sendable {
                     throw SearchlightError(.databaseError, "the index still needs a rebuild after rebuilding (\(reason))")
                 }
                 summary.rebuildReason = summary.rebuildReason ?? reason
-                if let update = try rebuild(reason: reason, progress: nil) { summary.add(update) }
+                if let update = try rebuild(reason: reason, progress: nil, until: shouldStop) { summary.add(update) }
             }
         }
     }
@@ -235,10 +247,10 @@ public final class Indexer: Sendable {
     /// another. Does nothing if already started.
     public func start() {
         state.withLock { state in
-            guard state.task == nil else { return }
+            guard state.follower == nil else { return }
             let commits = store.historyUpdates() // subscribe before catching up: no commit is missed
-            state.task = Task.detached { [self] in
-                await self.follow(commits)
+            state.follower = IndexFollower(commits: commits, name: "searchlight.indexer") { [self] follower in
+                follow(follower)
             }
         }
     }
@@ -246,12 +258,12 @@ public final class Indexer: Sendable {
     /// Stops following history. Returns as soon as the batch (or rebuild chunk) in flight
     /// commits; a rebuild stopped this way resumes where it stopped on the next start.
     public func stop() async {
-        let task: Task<Void, Never>? = state.withLock { state in
-            defer { state.task = nil }
-            return state.task
+        let follower: IndexFollower? = state.withLock { state in
+            defer { state.follower = nil }
+            state.follower?.requestStop() // before isIndexing turns false
+            return state.follower
         }
-        task?.cancel()
-        await task?.value
+        await follower?.stop()
         let waiters = state.withLock { state in
             defer { state.waiters = [:] }
             return state.waiters.values
@@ -260,30 +272,26 @@ public final class Indexer: Sendable {
     }
 
     /// Whether ``start()`` was called and ``stop()`` was not.
-    public var isIndexing: Bool { state.withLock { $0.task != nil } }
+    public var isIndexing: Bool { state.withLock { $0.follower != nil } }
 
-    private func follow(_ commits: AsyncStream<HistoryToken>) async {
+    /// The follow loop, on the follower's thread: catch up, then wait for the next commit.
+    private func follow(_ follower: IndexFollower) {
         var failures = 0
-        var pending = true
-        var iterator = commits.makeAsyncIterator()
-        while !Task.isCancelled {
-            if pending {
-                do {
-                    try indexPendingChanges()
-                    failures = 0
-                } catch SearchlightError.cancelled {
-                    return
-                } catch {
-                    failures += 1
-                    logger.error("indexing failed (attempt \(failures)): \(error)")
-                    notifyWaiters(.failure(error))
-                    // Back off, then retry: a full disk or a lock held too long may clear.
-                    try? await Task.sleep(for: .milliseconds(min(5_000, 50 << min(failures, 7))))
-                    continue
-                }
+        while !follower.shouldStop {
+            do {
+                _ = try indexPendingChanges(until: { follower.shouldStop })
+                failures = 0
+            } catch SearchlightError.cancelled {
+                return
+            } catch {
+                failures += 1
+                logger.error("indexing failed (attempt \(failures)): \(error)")
+                notifyWaiters(.failure(error))
+                // Back off, then retry: a full disk or a lock held too long may clear.
+                _ = follower.waitForWork(timeout: .milliseconds(min(5_000, 50 << min(failures, 7))))
+                continue
             }
-            guard await iterator.next() != nil else { return }
-            pending = true
+            guard follower.waitForWork() else { return }
         }
     }
 

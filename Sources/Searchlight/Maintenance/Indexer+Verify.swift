@@ -23,7 +23,7 @@ extension Indexer {
     public func repair() throws(SearchlightError) -> VerificationReport {
         let report = try verify()
         if !report.integrityErrors.isEmpty {
-            _ = try rebuild(reason: .damaged, progress: nil)
+            _ = try rebuild(reason: .damaged, progress: nil, until: { Task.isCancelled })
             try indexPendingChanges()
             return report
         }

@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+import GRDB
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+/// start, stop, waiting, and models installed while the indexer runs.
+@Suite struct IndexerLifecycleTests {
+    static func rebuildState(_ store: HistoryStore) throws -> (generation: Int?, entity: Int?, after: Int64?, owner: String?) {
+        try store.dbPool.read { db in
+            (try IndexState.get(db, .generation, as: Int.self), try IndexState.get(db, .rebuildEntity, as: Int.self),
+             try IndexState.get(db, .rebuildAfter, as: Int64.self), try IndexState.get(db, .rebuildOwner, as: String.self))
+        }
+    }
+
+    @Test func stopMidRebuildReturnsAfterTheChunkInFlightAndTheNextRunResumes() async throws {
+        let db = try TestDatabase()
+        try db.shell("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+            INSERT INTO notes(id, title, body) SELECT i, 'note ' || i, 'body' FROM n;
+            """)
+        let store = try db.openStore()
+        // The builder holds the rebuild inside its 11th chunk until the test has asked to stop:
+        // the stop is certain to land mid-rebuild, however loaded the machine is.
+        let built = Mutex(0)
+        let reached = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        var configuration = Indexer.Configuration()
+        configuration.rebuildChunkSize = 100
+        configuration.documentBuilders["Note"] = { row, _ in
+            let count = built.withLock { $0 += 1; return $0 }
+            if count == 1_050 { reached.signal(); release.wait() }
+            return IndexedDocument(["title": row["title"] ?? "", "body": row["body"] ?? ""])
+        }
+        let indexer = try Indexer(store: store, configuration: configuration)
+        indexer.start()
+        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
+        let stopping = Task { await indexer.stop() }
+        while indexer.isIndexing { try await Task.sleep(for: .milliseconds(1)) } // stop() has cancelled the task
+        release.signal()
+        try await withTimeout(120) { await stopping.value }
+        let stopped = try Self.rebuildState(store)
+        #expect(stopped.generation == nil, "stopped before the swap")
+        #expect(stopped.owner == nil, "the lease is released on stop")
+        #expect(stopped.after == 1_100, "the chunk in flight committed, and nothing after it")
+        // Another indexer (another process, say) resumes: it copies only what was left.
+        let summary = try Indexer(store: store).indexPendingChanges()
+        #expect(summary.rebuildReason == .notBuilt, "the first build, resumed")
+        #expect(summary.upserted == 20000 - 1_100, "resumed after row 1,100")
+        #expect(try SearchIndex(store: store).search("note", limit: 0).total == 20000)
+        #expect(try Indexer(store: store).verify().isConsistent)
+    }
+
+    /// Regression: a rebuild that stopped before its first chunk left a NULL cursor, which
+    /// read back as `DatabaseValue.null`; the resumed rebuild then copied nothing and swapped
+    /// in an empty index (found by the kill -9 crash-recovery test).
+    @Test func aRebuildInterruptedBeforeItsFirstChunkResumesFromTheStart() throws {
+        struct Refused: Error {}
+        let failing = Mutex(false)
+        var configuration = Indexer.Configuration()
+        configuration.rebuildLease = .zero // expires at once: the next indexer takes over
+        configuration.documentBuilders["Note"] = { row, _ in
+            if failing.withLock({ $0 }) { throw Refused() }
+            return IndexedDocument(["title": row["title"] ?? ""])
+        }
+        let f = try Fixture(configuration: configuration)
+        for i in 1...10 { try f.insertNote(i, title: "note \(i)") }
+        try f.runIndexer()
+        failing.withLock { $0 = true }
+        #expect(throws: SearchlightError.self) { try f.indexer.reindex() } // begun, first chunk rolled back
+        failing.withLock { $0 = false }
+        let summary = try Indexer(store: f.store).indexPendingChanges()
+        #expect(summary.rebuildReason == .interrupted)
+        #expect(try f.ids("note").count == 10)
+        #expect(try Indexer(store: f.store).verify().isConsistent)
+    }
+
+    @Test func waitUntilCaughtUpThrowsTheErrorTheIndexerFailsWith() async throws {
+        struct Broken: Error {}
+        var configuration = Indexer.Configuration()
+        configuration.documentBuilders["Note"] = { row, _ in
+            if (row["title"] as String?) == "poison" { throw Broken() }
+            return IndexedDocument(["title": row["title"] ?? ""])
+        }
+        let f = try Fixture(configuration: configuration)
+        try f.runIndexer()
+        f.indexer.start()
+        try f.insertNote(1, title: "poison")
+        let error = await #expect(throws: SearchlightError.self) {
+            try await withTimeout(60) { try await f.indexer.waitUntilCaughtUp() }
+        }
+        #expect(error?.code == .bodyFailed, "\(String(describing: error))")
+        #expect(error?.underlyingError is Broken)
+        await f.indexer.stop()
+    }
+
+    @Test func waitUntilCaughtUpEndsWhenTheIndexerStops() async throws {
+        let f = try Fixture()
+        try f.runIndexer()
+        f.indexer.start()
+        try await f.indexer.waitUntilCaughtUp()
+        try f.insertNote(1, title: "found")
+        try await withTimeout(60) { try await f.indexer.waitUntilCaughtUp() }
+        #expect(try f.ids("found") == [.integer(1)])
+        await f.indexer.stop()
+    }
+
+    @Test func aRunningIndexerSwitchesToAModelInstalledElsewhere() async throws {
+        var narrow = TestDatabase.notesModel
+        narrow.entities[0].fields = [SearchlightModel.Field(column: "title", role: .title)]
+        let f = try Fixture(model: narrow)
+        try f.insertNote(1, title: "first", body: "zebra")
+        try f.runIndexer()
+        f.indexer.start()
+        #expect(try f.ids("zebra").isEmpty, "body is not indexed yet")
+        // Another store (as `searchlight init` in another process) installs a wider model.
+        _ = try f.db.openStore(model: TestDatabase.notesModel)
+        try f.insertNote(2, title: "second", body: "zebra")
+        try await withTimeout(60) { try await f.indexer.waitUntilCaughtUp() }
+        #expect(try f.ids("zebra") == [.integer(1), .integer(2)], "rebuilt with the new model, not the one it started with")
+        #expect(f.store.model == TestDatabase.notesModel)
+        await f.indexer.stop()
+        #expect(try f.indexer.verify().isConsistent)
+    }
+}
