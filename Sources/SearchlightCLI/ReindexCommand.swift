@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Searchlight
 import SearchlightHistory
 
@@ -32,17 +33,16 @@ struct ReindexCommand: ParsableCommand {
 }
 
 /// A one-line progress bar on stderr, shown only on a terminal.
-final class ProgressBar: @unchecked Sendable {
+final class ProgressBar: Sendable {
     private let enabled: Bool
-    private let lock = NSLock()
-    private var last = -1
+    private let last = Mutex(-1)
 
     init(enabled: Bool) { self.enabled = enabled }
 
     func show(_ done: Int, of total: Int) {
         guard enabled else { return }
         let percent = total == 0 ? 100 : done * 100 / total
-        lock.withLock {
+        last.withLock { last in
             guard percent != last else { return }
             last = percent
             let filled = percent / 4
@@ -52,6 +52,6 @@ final class ProgressBar: @unchecked Sendable {
     }
 
     func finish() {
-        if enabled && last >= 0 { FileHandle.standardError.write(Data("\n".utf8)) }
+        if enabled && last.withLock({ $0 }) >= 0 { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }

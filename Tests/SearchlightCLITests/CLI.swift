@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SearchlightTestSupport
 
 /// Runs the built `searchlight` binary as a subprocess.
@@ -48,19 +49,19 @@ enum CLI {
 
     static func finish(_ running: Running) throws -> Result {
         // Read stderr on another thread so that neither pipe fills up and blocks the child.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let errors = Box()
+        let errors = Mutex(Data())
         let group = DispatchGroup()
         group.enter()
         DispatchQueue.global().async {
-            errors.data = running.stderr.fileHandleForReading.readDataToEndOfFile()
+            let data = running.stderr.fileHandleForReading.readDataToEndOfFile()
+            errors.withLock { $0 = data }
             group.leave()
         }
         let output = running.stdout.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         running.process.waitUntilExit()
         return Result(status: running.process.terminationStatus,
-                      stdout: String(decoding: output, as: UTF8.self), stderr: String(decoding: errors.data, as: UTF8.self))
+                      stdout: String(decoding: output, as: UTF8.self), stderr: String(decoding: errors.withLock { $0 }, as: UTF8.self))
     }
 
     /// A database with a `notes` table and a model file for it.

@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 import GRDB
 import SearchlightHistory
 
 /// A fresh database in its own temporary directory, removed when the value is released.
-public final class TestDatabase: @unchecked Sendable {
+public final class TestDatabase: Sendable {
     public let directory: URL
     public let path: String
 
@@ -88,13 +89,12 @@ public enum Shell {
 }
 
 /// A clock tests move by hand.
-public final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var now: Date
-    public init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { now = start }
-    public var date: Date { lock.withLock { now } }
-    public func set(_ date: Date) { lock.withLock { now = date } }
-    public func advance(_ seconds: TimeInterval) { lock.withLock { now += seconds } }
+public final class TestClock: Sendable {
+    private let now: Mutex<Date>
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { now = Mutex(start) }
+    public var date: Date { now.withLock { $0 } }
+    public func set(_ date: Date) { now.withLock { $0 = date } }
+    public func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
     public var function: @Sendable () -> Date { { [self] in date } }
 }
 

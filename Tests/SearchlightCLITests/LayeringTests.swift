@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// Layers import one way (history ← index/search ← CLI), and each uses only the public API of
+/// the layer below: SwiftPM's `package` access lets any target of the package see History's
+/// internals, so this reads the sources to keep it so.
+@Suite struct LayeringTests {
+    /// The only `package` symbol other layers may use: identifier and literal quoting.
+    static let allowed: Set<String> = ["SQLQuoting"]
+
+    static func swiftFiles(under folder: URL) -> [URL] {
+        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+        return (enumerator?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "swift" }
+    }
+
+    /// Names of the `package` types and members declared in SearchlightHistory.
+    static func packageSymbols() throws -> Set<String> {
+        let declaration = try Regex(#"package\s+(?:static\s+)?(?:final\s+)?(?:enum|struct|class|func|var|let|typealias)\s+(\w+)"#)
+        var names = Set<String>()
+        for file in swiftFiles(under: SecurityTests.sources.appendingPathComponent("SearchlightHistory")) {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: declaration) { if let name = match.output[1].substring { names.insert(String(name)) } }
+        }
+        return names
+    }
+
+    @Test func otherLayersUseOnlyThePublicAPIOfSearchlightHistory() throws {
+        let symbols = try Self.packageSymbols()
+        #expect(symbols.contains("HistoryLog") && symbols.contains("Meta"), "the scan finds History's internals")
+        // Type names are distinctive; member names (get, set, all…) are checked where they are
+        // called on History's types, which the type names already catch.
+        let types = symbols.filter { $0.first?.isUppercase == true }.subtracting(Self.allowed)
+        var violations: [String] = []
+        for folder in ["Searchlight", "SearchlightCLI", "SearchlightDemoData", "searchlight-bench"] {
+            for file in Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder)) {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for name in types where text.contains(try Regex("\\b\(name)\\b")) {
+                    violations.append("\(folder)/\(file.lastPathComponent) uses \(name)")
+                }
+            }
+        }
+        #expect(violations.isEmpty, "\(violations)")
+    }
+
+    @Test func theCLIHoldsNoSQL() throws {
+        let sql = try Regex(#"\b(SELECT|INSERT INTO|UPDATE \S+ SET|DELETE FROM|CREATE TABLE)\b"#)
+        let offenders = try Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent("SearchlightCLI"))
+            .filter { try String(contentsOf: $0, encoding: .utf8).contains(sql) }.map(\.lastPathComponent)
+        #expect(offenders.isEmpty, "\(offenders)")
+    }
+}
