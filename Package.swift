@@ -69,6 +69,7 @@ let package = Package(
             dependencies: [
                 "Searchlight",
                 "SearchlightHistory",
+                "SearchlightTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -7,10 +7,10 @@ import SearchlightTestSupport
 @Suite struct ConsumerProcessTests {
     static func stress(_ arguments: [String]) -> CLI.Running { ReliabilityTests.stress(arguments) }
 
-    static func seeded() -> (UInt64, SplitMixRandom) {
+    static func seeded() -> (UInt64, SplitMix) {
         let seed = UInt64(ProcessInfo.processInfo.environment["SEARCHLIGHT_SEED"] ?? "") ?? UInt64.random(in: 1...1_000_000)
         print("seed \(seed) (SEARCHLIGHT_SEED=\(seed) reproduces it)")
-        return (seed, SplitMixRandom(seed: seed))
+        return (seed, SplitMix(seed: seed))
     }
 
     @Test func anExporterKilledAtRandomInstantsExportsEveryChangeExactlyOnce() throws {
@@ -125,19 +125,6 @@ import SearchlightTestSupport
         #expect(result.status == 0)
         #expect(!result.stderr.contains("rebuilding the index from scratch: the model"), "the watcher never rebuilt with its stale model: \(result.stderr)")
         #expect(try CLI.run(["verify", "--db", db.path]).status == 0)
-    }
-}
-
-/// A seeded generator, so that a failure can be replayed.
-struct SplitMixRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

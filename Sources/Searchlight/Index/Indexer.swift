@@ -297,14 +297,20 @@ public final class Indexer: Sendable {
 
     /// `indexDidUpdate` events: one per committed batch, carrying the token reached.
     public func updates() -> AsyncStream<Update> {
-        let (stream, continuation) = AsyncStream<Update>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        subscribe(\.subscribers, buffering: 64)
+    }
+
+    /// A stream registered in `list` until its consumer goes away.
+    private func subscribe<Element>(_ list: any WritableKeyPath<State, [Int: AsyncStream<Element>.Continuation]> & Sendable,
+                                    buffering: Int) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(buffering))
         let id: Int = state.withLock { state in
             defer { state.nextSubscriber += 1 }
-            state.subscribers[state.nextSubscriber] = continuation
+            state[keyPath: list][state.nextSubscriber] = continuation
             return state.nextSubscriber
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0[keyPath: list].removeValue(forKey: id) }
         }
         return stream
     }
@@ -323,16 +329,7 @@ public final class Indexer: Sendable {
     }
 
     private func waiterEvents() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id: Int = state.withLock { state in
-            defer { state.nextSubscriber += 1 }
-            state.waiters[state.nextSubscriber] = continuation
-            return state.nextSubscriber
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.waiters.removeValue(forKey: id) }
-        }
-        return stream
+        subscribe(\.waiters, buffering: 16)
     }
 
     /// Returns once everything committed before the call is indexed.

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Searchlight
 import SearchlightHistory
+import SearchlightTestSupport
 
 /// Load for the reliability tests: a writer that logs every change it committed, and a
 /// searcher. Each exits 3 if any error (a busy or locked database included) reached it.
@@ -92,18 +93,6 @@ struct Stress: AsyncParsableCommand {
 }
 
 /// A small deterministic generator (reproducible runs from a seed).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A full rebuild with a small chunk size and lease, to be killed or raced in tests.
 struct Rebuild: ParsableCommand {
     @Option var db: String
