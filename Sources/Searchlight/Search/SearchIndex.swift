@@ -111,7 +111,11 @@ public final class SearchIndex: Sendable {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         let entities = liveEntities.filter { names?.contains($0.entity.name) ?? true }
-        let needed = limit.map { offset + $0 }
+        // Saturating: a huge offset (paging past the end) must not overflow and crash.
+        let needed = limit.map { limit in
+            let (sum, overflow) = offset.addingReportingOverflow(limit)
+            return overflow ? Int.max : sum
+        }
         let documents = SQLQuoting.identifier(schema.documentTable)
         let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(options.snippetTokens, 1), 64)]
         var total = 0

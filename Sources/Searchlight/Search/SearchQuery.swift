@@ -70,15 +70,19 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Separators are what unicode61 treats as such: white space, punctuation, controls.
+    ///
+    /// unicode61 keeps letters, numbers and private-use characters (its default categories
+    /// `L* N* Co`) and the marks that combine with them; everything else separates tokens,
+    /// symbols included (`©`, `=`, `$`, `+`, `|`, emoji). A symbol kept as a word of its own
+    /// would become an empty phrase that matches nothing.
     private static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
-        case .spaceSeparator, .lineSeparator, .paragraphSeparator,
-             .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
-             .initialPunctuation, .finalPunctuation, .otherPunctuation,
-             .control, .format, .surrogate, .unassigned:
-            return true
-        default:
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber, .privateUse,
+             .nonspacingMark, .spacingMark, .enclosingMark:
             return false
+        default:
+            return true
         }
     }
 

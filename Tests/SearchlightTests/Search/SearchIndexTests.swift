@@ -79,6 +79,27 @@ import SearchlightTestSupport
         }
     }
 
+    /// Regression (issue 10, bug 11): a symbol that unicode61 drops was kept as a word of its
+    /// own, an empty phrase that matched nothing, so `hacker ©` found nothing.
+    @Test func symbolsInUserTextSeparateWordsAsTheTokenizerDoes() throws {
+        let f = try populated()
+        let plain = try f.index.search("hacker", limit: nil).total
+        #expect(plain == 4)
+        for query in ["hacker ©", "hacker =", "hacker $", "hacker +", "hacker 🎉", "hacker | ", "©hacker", "hacker™"] {
+            #expect(try f.index.search(query, limit: nil).total == plain, "\(query)")
+        }
+        #expect(try f.index.search("information=sharing", limit: nil).hits.map(\.objectID) == [.integer(1)])
+        #expect(try f.index.search("©", limit: nil).total == 0, "only a symbol: nothing to search, no error")
+    }
+
+    /// Regression (issue 10, bug 12): `offset + limit` overflowed and crashed the process.
+    @Test func aHugeOffsetIsAnEmptyPageNotACrash() throws {
+        let f = try populated()
+        let page = try f.index.search("hacker", limit: 20, offset: Int.max)
+        #expect(page.hits.isEmpty && page.total == 4)
+        #expect(try f.index.search("hacker", limit: Int.max, offset: 1).hits.count == 3)
+    }
+
     @Test func rawQueriesReportSyntaxErrorsClearly() throws {
         let f = try populated()
         #expect(try f.index.search(try SearchQuery(raw: "hacker NOT ethic"), entities: ["Note"], limit: nil).total == 2)

@@ -38,7 +38,9 @@ import SearchlightHistory
         #expect(expression(#"unbalanced "quote here"#) == #""unbalanced" AND "quote here""#)
         #expect(expression("title:kernel") == #""title kernel""#)
         #expect(expression("e-mail") == #""e mail""#)
-        #expect(expression("(a) ^b {c} NEAR(d)") == #""a" AND "^b" AND "c" AND "NEAR d""#)
+        // `^` is a symbol: unicode61 separates on it, and so does the parser.
+        #expect(expression("(a) ^b {c} NEAR(d)") == #""a" AND "b" AND "c" AND "NEAR d""#)
+        #expect(expression("same © | words 🎉") == #""same" AND "words""#)
     }
 
     @Test func longInputIsBounded() {
