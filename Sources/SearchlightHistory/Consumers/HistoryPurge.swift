@@ -6,6 +6,8 @@ package struct HistoryPurge {
     package var dbPool: DatabasePool
     /// At most this many log rows are deleted per write transaction.
     package var chunkSize = 5_000
+    /// Runs between planning and deleting (tests commit concurrent writes there).
+    package var afterPlanning: (@Sendable () throws -> Void)?
 
     package init(dbPool: DatabasePool, chunkSize: Int = 5_000) {
         self.dbPool = dbPool
@@ -33,12 +35,17 @@ package struct HistoryPurge {
                 SELECT max("timestamp") FROM "searchlight_log" WHERE "type" = \(LogRowType.transactionHeader) AND "id" <= \(bound)\(authorFilter)
                 """).fetchOne(db)
             let start = try Int64.fetchOne(db, sql: #"SELECT min("id") FROM "searchlight_log""#) ?? 0
+            // The purge ends with the bound transaction's last row: before the next header, or,
+            // when the bound is the newest transaction, at the newest row of this snapshot. Never
+            // open-ended: rows committed after planning belong to newer transactions.
             let end = try Int64.fetchOne(db, sql: """
                 SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = ? AND "id" > ? ORDER BY "id" LIMIT 1
-                """, arguments: [LogRowType.transactionHeader, bound]) ?? Int64.max
+                """, arguments: [LogRowType.transactionHeader, bound])
+                ?? Int64.fetchOne(db, sql: #"SELECT max("id") FROM "searchlight_log""#) ?? bound.rawValue
             return (bound, start, end, newestTime)
         }
         guard let found else { return total }
+        try afterPlanning?()
         // Mark the purge before deleting anything.
         try dbPool.write { db in
             if found.bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, .purgedThroughToken, found.bound) }

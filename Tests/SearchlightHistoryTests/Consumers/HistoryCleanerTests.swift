@@ -186,3 +186,23 @@ import SearchlightTestSupport
         #expect(try store.fetchTransactions(.after(head)).count == 1)
     }
 }
+
+/// Regressions of cleanup under concurrency.
+@Suite struct HistoryPurgeTests {
+    /// Issue 10, bug 1: when the bound was the newest transaction, the purge deleted every row
+    /// after its cursor, including a transaction another process committed while it ran; nobody
+    /// got `historyExpired` and the index never saw that change.
+    @Test func aTransactionCommittedWhileThePurgeRunsIsKept() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        for i in 1...3 { try db.shell("INSERT INTO notes(id, title) VALUES (\(i), 'early');") }
+        let bound = try store.currentToken()
+        var purge = HistoryPurge(dbPool: store.dbPool, chunkSize: 2)
+        purge.afterPlanning = { try db.shell("INSERT INTO notes(id, title) VALUES (99, 'late');") }
+        let deleted = try purge.delete(through: bound, authors: nil)
+        #expect(deleted.transactions == 3)
+        let late = try store.fetchChanges(.after(bound))
+        #expect(late.map(\.objectID) == [.integer(99)], "the late transaction and its change survive")
+        #expect(try store.fetchTransactions(.all).count == 1)
+    }
+}
