@@ -2,9 +2,11 @@
 -- What the library creates must match this file: Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift.
 -- Regenerate with: python3 Schemas/tools/generate.py
 
--- Key/value settings: schemaVersion, the installed model (JSON), purgedThroughToken and
--- purgedThroughTimestamp (how far cleanup deleted history: fetching from an older point
--- throws historyExpired).
+-- Key/value settings: schemaVersion, the installed model (JSON), modelRevision (incremented
+-- whenever an install changes the model: running indexers compare it to reload the model),
+-- purgedThroughToken and purgedThroughTimestamp (how far cleanup deleted history: fetching
+-- from an older point throws historyExpired). The index keeps its own state in
+-- searchlight_index_state (Schemas/index.sql).
 CREATE TABLE "searchlight_meta" (
   "key" TEXT PRIMARY KEY NOT NULL,
   "value"

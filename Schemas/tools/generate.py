@@ -8,9 +8,11 @@ Run from the package root: python3 Schemas/tools/generate.py
 import re
 
 COMMENTS = {
-    "searchlight_meta": """Key/value settings: schemaVersion, the installed model (JSON), purgedThroughToken and
-purgedThroughTimestamp (how far cleanup deleted history: fetching from an older point
-throws historyExpired).""",
+    "searchlight_meta": """Key/value settings: schemaVersion, the installed model (JSON), modelRevision (incremented
+whenever an install changes the model: running indexers compare it to reload the model),
+purgedThroughToken and purgedThroughTimestamp (how far cleanup deleted history: fetching
+from an older point throws historyExpired). The index keeps its own state in
+searchlight_index_state (Schemas/index.sql).""",
     "searchlight_entity": "Tracked entities. Log rows refer to an entity by this stable integer id.",
     "searchlight_log": """The history log, append-only. A transaction is a header row (type 0) whose id is its
 token, followed by its change rows (type 1 insert, 2 update, 3 delete; token = the header's
