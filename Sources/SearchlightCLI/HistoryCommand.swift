@@ -24,7 +24,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(help: "Only changes to this entity.")
     var entity: String?
 
-    @Option(help: "At most this many transactions before following (0: no limit).")
+    @Option(help: "At most this many transactions (0: no limit). With --follow: the first ones of the backlog, then only transactions committed after the command started.")
     var limit: Int = 0
 
     /// How `history` prints transactions.

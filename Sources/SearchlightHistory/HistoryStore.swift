@@ -260,6 +260,8 @@ public final class HistoryStore: Sendable {
     // MARK: - Notifications
 
     /// The head token, each time writes commit history (in this process or another one).
+    /// If reading history starts failing (its table was dropped, say), subscribers are woken
+    /// once with the last token, so that their next read meets the error.
     ///
     /// Bursts coalesce: a slow subscriber receives the newest token, not every one. Writes made
     /// through ``write(author:context:_:)`` publish their token as they commit. While at least

@@ -128,6 +128,25 @@ import SearchlightTestSupport
         #expect(result.stderr.contains("expired"))
     }
 
+    /// Found by a black-box attack: the change watcher swallowed read errors, so a follower whose
+    /// history table disappeared hung silently, then exited 0 on SIGTERM.
+    @Test func historyFollowExitsNonZeroWhenHistoryCannotBeReadAnyMore() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let follow = CLI.start(["history", "--db", db.path, "--follow", "--log-level", "error"])
+        let fired = Mutex(false)
+        let watchdog = DispatchWorkItem { if follow.process.isRunning { fired.withLock { $0 = true }; follow.process.interrupt() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        defer { watchdog.cancel() }
+        Thread.sleep(forTimeInterval: 0.5)
+        try db.shell("ALTER TABLE searchlight_log RENAME TO searchlight_log_gone;")
+        let result = try CLI.finish(follow)
+        #expect(!fired.withLock { $0 }, "the follower ended by itself")
+        #expect(result.status == 1, "stdout: \(result.stdout) stderr: \(result.stderr)")
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("searchlight_log"))
+    }
+
     @Test func reindexShowsNoProgressBarWhenPiped() throws {
         let (db, model) = try CLI.workspace()
         try CLI.run(["init", "--db", db.path, "--model", model])

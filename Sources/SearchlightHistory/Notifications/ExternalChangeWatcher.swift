@@ -16,13 +16,19 @@ import Glibc
 final class ExternalChangeWatcher: Sendable {
     private let stopped = AtomicFlag()
 
-    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration, publish: @escaping @Sendable (HistoryToken) -> Void) {
+    /// - Parameters:
+    ///   - publish: called with the head token when it moved.
+    ///   - failed: called once when reading the head starts failing (a dropped or damaged log),
+    ///     so that subscribers wake up, read, and meet the error themselves.
+    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration,
+         publish: @escaping @Sendable (HistoryToken) -> Void, failed: @escaping @Sendable () -> Void) {
         let path = dbPool.path
         let stopped = self.stopped
         let (seconds, attoseconds) = fallbackInterval.components
         let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         let thread = Thread {
-            Self.run(path: path, dbPool: dbPool, logger: logger, fallbackMilliseconds: milliseconds, stopped: stopped, publish: publish)
+            Self.run(path: path, dbPool: dbPool, logger: logger, fallbackMilliseconds: milliseconds, stopped: stopped,
+                     publish: publish, failed: failed)
         }
         thread.name = "searchlight.watcher"
         thread.start()
@@ -31,7 +37,7 @@ final class ExternalChangeWatcher: Sendable {
     func stop() { stopped.set() }
 
     private static func run(path: String, dbPool: DatabasePool, logger: Logger, fallbackMilliseconds: Int32, stopped: AtomicFlag,
-                            publish: @Sendable (HistoryToken) -> Void) {
+                            publish: @Sendable (HistoryToken) -> Void, failed: @Sendable () -> Void) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let names: Set<String> = [url.lastPathComponent, url.lastPathComponent + "-wal"]
@@ -54,6 +60,7 @@ final class ExternalChangeWatcher: Sendable {
         // the commit in the shared-memory index (which inotify cannot see): after an event that
         // shows no new commit, look again a few times, 2 ms apart.
         var rechecks = 0
+        var failing = false
         while !stopped.isSet {
             var relevant = true
             if descriptor >= 0 {
@@ -69,10 +76,20 @@ final class ExternalChangeWatcher: Sendable {
                 usleep(20_000)
             }
             guard relevant, !stopped.isSet else { continue }
-            if let head = try? dbPool.read(HistoryLog.headToken), head > last {
-                last = head
-                rechecks = 0
-                publish(head)
+            do {
+                let head = try dbPool.read(HistoryLog.headToken)
+                failing = false
+                if head > last {
+                    last = head
+                    rechecks = 0
+                    publish(head)
+                }
+            } catch {
+                if !failing {
+                    logger.debug("cannot read the history head: \(error)")
+                    failing = true
+                    failed()
+                }
             }
         }
     }

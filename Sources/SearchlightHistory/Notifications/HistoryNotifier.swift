@@ -32,6 +32,14 @@ final class HistoryNotifier: Sendable {
         }
     }
 
+    /// Wakes every subscriber with the last token (reading history failed: let them read, and
+    /// meet the error).
+    func wakeAll() {
+        state.withLock { state in
+            for continuation in state.continuations.values { continuation.yield(state.lastToken) }
+        }
+    }
+
     func subscribe() -> AsyncStream<HistoryToken> {
         let (stream, continuation) = AsyncStream<HistoryToken>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id: Int = state.withLock { state in
@@ -39,9 +47,10 @@ final class HistoryNotifier: Sendable {
             state.nextID += 1
             state.continuations[id] = continuation
             if state.watcher == nil {
-                state.watcher = ExternalChangeWatcher(dbPool: dbPool, logger: logger, fallbackInterval: fallbackInterval) { [weak self] token in
-                    self?.publish(token)
-                }
+                state.watcher = ExternalChangeWatcher(
+                    dbPool: dbPool, logger: logger, fallbackInterval: fallbackInterval,
+                    publish: { [weak self] token in self?.publish(token) },
+                    failed: { [weak self] in self?.wakeAll() })
             }
             return id
         }
