@@ -85,8 +85,8 @@ package enum HistoryLog {
                     token: token, timestamp: Date(timeIntervalSince1970: row["timestamp"] ?? 0),
                     author: row["author"], contextName: row["context"], processID: row["process_id"], changes: [])
                 if let since, current!.timestamp.timeIntervalSince1970 <= since { current = nil }
-            } else if current != nil, current!.token == token {
-                current!.changes.append(try decodeChange(row, entities))
+            } else if current != nil, current!.token == token, let change = try decodeChange(row, entities) {
+                current!.changes.append(change)
             }
         }
         if let transaction = current { _ = try body(transaction) }
@@ -163,14 +163,16 @@ package enum HistoryLog {
         return try fetchTransactions(request, db).flatMap(\.changes).filter { $0.objectID == objectID }
     }
 
-    private static func decodeChange(_ row: Row, _ entities: EntityNames) throws -> HistoryChange {
+    /// A change row as a `HistoryChange`; nil for a row whose key is NULL (SQLite accepts NULL
+    /// in a primary key that is not an INTEGER PRIMARY KEY, unless it is declared NOT NULL):
+    /// such a row has no identity to index, fetch or delete by, so it is left out of history
+    /// rather than stopping every reader.
+    private static func decodeChange(_ row: Row, _ entities: EntityNames) throws -> HistoryChange? {
         let entityID: Int64 = row["entity_id"]
         guard let type = (row["type"] as LogRowType?)?.changeType else {
             throw SearchlightError(.databaseError, "history holds an unknown change type \(row["type"] as DatabaseValue)")
         }
-        guard let objectID = ObjectID.fromDatabaseValue(row["object_id"]) else {
-            throw SearchlightError(.databaseError, "history holds a change with no object id")
-        }
+        guard let objectID = ObjectID.fromDatabaseValue(row["object_id"]) else { return nil }
         let updatedColumns = try (row["updated_columns"] as String?).map(decodeColumns)
         return HistoryChange(
             changeID: row["id"], token: row["token"], entity: entities.names[entityID] ?? "#\(entityID)",
