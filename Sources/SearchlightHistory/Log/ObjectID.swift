@@ -1,14 +1,23 @@
+import Foundation
 import GRDB
 
-/// The primary-key value of a tracked row: an integer or a text (a UUID string, say).
+/// The primary-key value of a tracked row, with the storage class SQLite gave it: usually an
+/// integer or a text (a UUID string, say), and a REAL or a BLOB where the key column's
+/// affinity lets one through (a BLOB in a TEXT column; anything in a column with no type).
+/// Lookups bind the value as it is, so every key finds its row.
 public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, DatabaseValueConvertible, Codable {
     case integer(Int64)
     case text(String)
+    case real(Double)
+    case blob(Data)
 
+    /// For people: the number, the text, or a BLOB as `x'…'` hex.
     public var description: String {
         switch self {
         case let .integer(value): String(value)
         case let .text(value): value
+        case let .real(value): String(value)
+        case let .blob(data): "x'" + data.map { String(format: "%02X", $0) }.joined() + "'"
         }
     }
 
@@ -16,40 +25,62 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
         switch self {
         case let .integer(value): value.databaseValue
         case let .text(value): value.databaseValue
+        case let .real(value): value.databaseValue
+        case let .blob(data): data.databaseValue
         }
     }
 
+    /// `nil` for NULL: a row whose key is NULL has no identity.
     public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> ObjectID? {
         switch dbValue.storage {
         case let .int64(value): .integer(value)
         case let .string(value): .text(value)
-        case let .double(value): .text(String(value))
-        case let .blob(data): .text(data.map { String(format: "%02X", $0) }.joined())
+        case let .double(value): .real(value)
+        case let .blob(data): .blob(data)
         case .null: nil
         }
     }
 
-    /// Integers sort before texts, like SQLite does.
+    /// SQLite's order: numbers (integers and reals by value), then texts, then BLOBs.
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        func rank(_ id: ObjectID) -> Int {
+            switch id {
+            case .integer, .real: 0
+            case .text: 1
+            case .blob: 2
+            }
+        }
         switch (lhs, rhs) {
-        case let (.integer(a), .integer(b)): a < b
-        case let (.text(a), .text(b)): a < b
-        case (.integer, .text): true
-        case (.text, .integer): false
+        case let (.integer(a), .integer(b)): return a < b
+        case let (.integer(a), .real(b)): return Double(a) < b
+        case let (.real(a), .integer(b)): return a < Double(b)
+        case let (.real(a), .real(b)): return a < b
+        case let (.text(a), .text(b)): return a < b
+        case let (.blob(a), .blob(b)): return a.lexicographicallyPrecedes(b)
+        default: return rank(lhs) < rank(rhs)
         }
     }
 
-    /// Encodes as a JSON number or string.
+    /// Decodes a JSON number (an integer, else a real) or string (a text).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let value = try? container.decode(Int64.self) { self = .integer(value) } else { self = .text(try container.decode(String.self)) }
+        if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .real(value)
+        } else {
+            self = .text(try container.decode(String.self))
+        }
     }
 
+    /// Encodes as a JSON number or string; a BLOB as its ``description`` (`x'…'`).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case let .integer(value): try container.encode(value)
         case let .text(value): try container.encode(value)
+        case let .real(value): try container.encode(value)
+        case .blob: try container.encode(description)
         }
     }
 }

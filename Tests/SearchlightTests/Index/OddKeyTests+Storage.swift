@@ -1,0 +1,45 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+extension OddKeyTests {
+    /// Issue 10, bug 4 (also found by the black-box attack): BLOB keys (and REAL keys in a
+    /// column with no type) were turned into text, so the incremental path never found their
+    /// rows: never indexed, and an update removed them. `verify --repair` could not fix it.
+    @Test func keysOfEveryStorageClassAreIndexedUpdatedAndRemoved() throws {
+        let db = try TestDatabase(schema: """
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+            CREATE TABLE docs(k TEXT PRIMARY KEY, title TEXT);
+            CREATE TABLE raw(k PRIMARY KEY, title TEXT);
+            """)
+        let model = try SearchlightModel(entities: [
+            .init(name: "Doc", table: "docs", primaryKey: "k", fields: [.init(column: "title")]),
+            .init(name: "Raw", table: "raw", primaryKey: "k", fields: [.init(column: "title")]),
+        ])
+        let store = try db.openStore(model: model)
+        let indexer = try Indexer(store: store)
+        try indexer.indexPendingChanges()
+        try db.shell("""
+            INSERT INTO docs VALUES (x'6b30303031', 'zebra blob'), (42.5, 'zebra real'), ('t', 'zebra text');
+            INSERT INTO raw VALUES (x'00ff', 'zebra blob'), (1.5, 'zebra real'), ('t', 'zebra text'), (7, 'zebra integer');
+            """)
+        try indexer.indexPendingChanges()
+        let index = SearchIndex(store: store)
+        #expect(try index.search("zebra", limit: nil).total == 7)
+        #expect(try Set(index.search("zebra", entities: ["Raw"], limit: nil).hits.map(\.objectID))
+                == [.blob(Data([0x00, 0xFF])), .real(1.5), .text("t"), .integer(7)])
+        #expect(try indexer.verify().isConsistent)
+        try db.shell("UPDATE docs SET title = 'yak blob' WHERE k = x'6b30303031'; UPDATE raw SET title = 'yak real' WHERE k = 1.5;")
+        try indexer.indexPendingChanges()
+        #expect(try index.search("yak", limit: nil).total == 2)
+        #expect(try index.search("zebra", limit: nil).total == 5)
+        try db.shell("DELETE FROM docs WHERE k = x'6b30303031'; DELETE FROM raw WHERE k = x'00ff';")
+        try indexer.indexPendingChanges()
+        #expect(try index.search("yak", limit: nil).hits.map(\.objectID) == [.real(1.5)])
+        #expect(try indexer.verify().isConsistent)
+        #expect(ObjectID.blob(Data([0x6B])).description == "x'6B'")
+    }
+}
