@@ -22,7 +22,14 @@ package struct IndexLayout: Codable, Hashable, Sendable {
             }
             // GRDB tells a true rowid alias apart (`INTEGER PRIMARY KEY DESC` is not one). Its
             // schema queries do not quote every name safely: any failure keeps the document map.
-            let rowidColumn = (try? db.primaryKey(entity.table))?.rowIDColumn
+            // A WITHOUT ROWID table has no rowid alias, whatever its key's declared type: an
+            // `INTEGER PRIMARY KEY` there holds text too (issue 10, bug 6).
+            // (pragma_table_list needs SQLite 3.37; an older one falls back to reading the DDL.)
+            let withoutRowid = try (try? Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'",
+                                                       arguments: [entity.table]))
+                ?? String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [entity.table])
+                    .map { $0.uppercased().replacingOccurrences(of: " ", with: "").hasSuffix("WITHOUTROWID") } ?? false
+            let rowidColumn = withoutRowid ? nil : (try? db.primaryKey(entity.table))?.rowIDColumn
             let usesRowidKeys = rowidColumn?.caseInsensitiveCompare(entity.primaryKey) == .orderedSame
             return IndexedEntity(entity: entity, id: id, usesRowidKeys: usesRowidKeys && !entity.table.contains("\""))
         }

@@ -84,7 +84,16 @@ package struct CaptureInstaller {
         }
         for field in entity.fields { _ = try resolve(field.column, "field") }
         for column in entity.preserveOnDelete { _ = try resolve(column, "preserveOnDelete column") }
-        let tracked = try entity.trackedColumns.map { try $0.map { try resolve($0, "tracked column") } } ?? columns
+        // Indexed fields are always tracked: an update of one that history did not record would
+        // never reach the index (issue 10, bug 8).
+        let tracked = try entity.trackedColumns.map { names in
+            var tracked = try names.map { try resolve($0, "tracked column") }
+            for field in entity.fields {
+                let column = try resolve(field.column, "field")
+                if !tracked.contains(where: { $0.caseInsensitiveCompare(column) == .orderedSame }) { tracked.append(column) }
+            }
+            return tracked
+        } ?? columns
         return (entity, tracked)
     }
 }

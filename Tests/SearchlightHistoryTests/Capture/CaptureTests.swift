@@ -217,6 +217,20 @@ import SearchlightTestSupport
         #expect(try store.fetchChanges(.after(start)).map(\.updatedColumns) == [["title"]])
     }
 
+    /// Issue 10, bug 8: `trackedColumns` that left out an indexed field were accepted, and edits
+    /// to that field were never captured.
+    @Test func indexedFieldsAreTrackedEvenWhenTrackedColumnsLeaveThemOut() throws {
+        let db = try TestDatabase()
+        let model = try SearchlightModel(entities: [
+            .init(name: "Note", table: "notes", primaryKey: "id", fields: [.init(column: "body")], trackedColumns: ["tags"]),
+        ])
+        let store = try db.openStore(model: model)
+        try db.shell("INSERT INTO notes(id, title, body) VALUES (1, 'a', 'b');")
+        let start = try store.currentToken()
+        try db.shell("UPDATE notes SET title = 'ignored'; UPDATE notes SET body = 'seen'; UPDATE notes SET tags = 'seen';")
+        #expect(try store.fetchChanges(.after(start)).map(\.updatedColumns) == [["body"], ["tags"]])
+    }
+
     @Test func reopeningWithAChangedModelUpdatesTheTriggers() throws {
         let db = try TestDatabase()
         _ = try db.openStore()

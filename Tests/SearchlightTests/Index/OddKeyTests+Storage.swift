@@ -43,3 +43,26 @@ extension OddKeyTests {
         #expect(ObjectID.blob(Data([0x6B])).description == "x'6B'")
     }
 }
+
+extension OddKeyTests {
+    /// Issue 10, bug 6: a WITHOUT ROWID table whose key is declared INTEGER PRIMARY KEY was
+    /// taken for a rowid table, though it holds text keys too: the indexer was stuck for good
+    /// on "object id abc … is not an integer".
+    @Test func aWithoutRowidIntegerKeyMayHoldText() throws {
+        let db = try TestDatabase(schema: """
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+            CREATE TABLE w(id INTEGER PRIMARY KEY, title TEXT) WITHOUT ROWID;
+            """)
+        let model = try SearchlightModel(entities: [.init(name: "W", table: "w", primaryKey: "id", fields: [.init(column: "title")])])
+        let store = try db.openStore(model: model)
+        let indexer = try Indexer(store: store)
+        try indexer.indexPendingChanges()
+        try db.shell("INSERT INTO w VALUES ('abc', 'zebra text'), (7, 'zebra number');")
+        try indexer.indexPendingChanges()
+        #expect(try Set(SearchIndex(store: store).search("zebra", limit: nil).hits.map(\.objectID)) == [.text("abc"), .integer(7)])
+        try db.shell("DELETE FROM w WHERE id = 'abc';")
+        try indexer.indexPendingChanges()
+        #expect(try SearchIndex(store: store).search("zebra", limit: nil).hits.map(\.objectID) == [.integer(7)])
+        #expect(try indexer.verify().isConsistent)
+    }
+}
