@@ -1,6 +1,9 @@
 -- Searchlight capture triggers: the set installed on each tracked table.
 -- A BEFORE trigger opens a transaction with no author unless the newest transaction is an
 -- open HistoryStore.write; the AFTER triggers then record into the newest token.
+-- Values and keys are compared byte for byte (COLLATE BINARY) and by type, whatever the
+-- columns' collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change.
+-- Scratch rows of searchlight_replaced live only while the statement that made them runs.
 
 CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
 WHEN {{not_open}}
@@ -22,27 +25,34 @@ BEGIN
     WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
   INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id")
     VALUES ({{token}}, 1, {{id}}, NEW.{{key}});
+  DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
 END;
 
 CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE ON {{table}}
-WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} OR {{changed}})
+WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
 BEGIN
   {{open_transaction}};
 END;
 
 CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE ON {{table}}
-WHEN OLD.{{key}} IS NEW.{{key}} AND ({{changed}})
+WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY AND ({{changed}})
 BEGIN
   INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns")
     VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}});
 END;
 
 CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE ON {{table}}
-WHEN OLD.{{key}} IS NOT NEW.{{key}}
+WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
 BEGIN
   INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
     VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}), ({{token}}, 1, {{id}}, NEW.{{key}}, NULL);
   DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = OLD.{{key}};
+END;
+
+CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE ON {{table}}
+WHEN EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}})
+BEGIN
+  DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
 END;
 
 CREATE TRIGGER "searchlight_{{id}}_delete_opens" BEFORE DELETE ON {{table}}

@@ -97,7 +97,20 @@ public final class HistoryStore: Sendable {
             guard let stored else {
                 throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first")
             }
-            installed = Mutex((try SearchlightModel(jsonData: Data(stored.0.utf8)), stored.1))
+            let model = try SearchlightModel(jsonData: Data(stored.0.utf8))
+            // Triggers of an older release, or missing ones, are reinstalled from the stored model.
+            // If that fails (a tracked table is gone), the store still opens: what can be read is.
+            do {
+                if try dbPool.read({ try CaptureInstaller.needsReinstall(model, $0) }) {
+                    try dbPool.write { db in
+                        if try CaptureInstaller.needsReinstall(model, db) { try CaptureInstaller(model: model).install(db) }
+                    }
+                    configuration.logger.notice("reinstalled the capture triggers of \(dbPool.path)")
+                }
+            } catch {
+                configuration.logger.warning("cannot reinstall the capture triggers of \(dbPool.path): \(SearchlightError(wrapping: error, doing: "reinstalling").message)")
+            }
+            installed = Mutex((model, stored.1))
         }
         notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval)
     }

@@ -32,11 +32,23 @@ package struct CaptureInstaller {
         for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name] != sql {
             try db.execute(sql: sql)
         }
+        try Meta.set(db, .captureVersion, CaptureTriggers.version)
         let json = String(decoding: model.jsonData(), as: UTF8.self)
         if try Meta.get(db, .model, as: String.self) != json {
             try Meta.set(db, .model, json)
             try Meta.set(db, .modelRevision, (try Meta.get(db, .modelRevision, as: Int64.self) ?? 0) + 1)
         }
+    }
+
+    /// Whether the installed triggers are older than this library's, or some are missing (their
+    /// table was dropped and made again, say): then the store reinstalls them on open.
+    package static func needsReinstall(_ model: SearchlightModel, _ db: Database) throws -> Bool {
+        if try Meta.get(db, .captureVersion, as: Int.self) != CaptureTriggers.version { return true }
+        let installed = try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
+            """) ?? 0
+        let perEntity = CaptureTriggers.template.components(separatedBy: "CREATE TRIGGER").count - 1
+        return installed < perEntity * model.entities.count
     }
 
     /// The entity's stable id, registering it on first use.

@@ -30,6 +30,9 @@ package struct CaptureTriggers {
     -- Searchlight capture triggers: the set installed on each tracked table.
     -- A BEFORE trigger opens a transaction with no author unless the newest transaction is an
     -- open HistoryStore.write; the AFTER triggers then record into the newest token.
+    -- Values and keys are compared byte for byte (COLLATE BINARY) and by type, whatever the
+    -- columns' collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change.
+    -- Scratch rows of searchlight_replaced live only while the statement that made them runs.
 
     CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
     WHEN {{not_open}}
@@ -51,27 +54,34 @@ package struct CaptureTriggers {
         WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id")
         VALUES ({{token}}, 1, {{id}}, NEW.{{key}});
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE ON {{table}}
-    WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} OR {{changed}})
+    WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
     BEGIN
       {{open_transaction}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE ON {{table}}
-    WHEN OLD.{{key}} IS NEW.{{key}} AND ({{changed}})
+    WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY AND ({{changed}})
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns")
         VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}});
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE ON {{table}}
-    WHEN OLD.{{key}} IS NOT NEW.{{key}}
+    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
         VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}), ({{token}}, 1, {{id}}, NEW.{{key}}, NULL);
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = OLD.{{key}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}})
+    BEGIN
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_delete_opens" BEFORE DELETE ON {{table}}
@@ -88,6 +98,10 @@ package struct CaptureTriggers {
     END;
 
     """#
+
+    /// The version of ``template``: a store opened on a database whose triggers are older
+    /// reinstalls them from the stored model.
+    package static let version = 2
 
     /// The token of the transaction a trigger records into: the newest log row's.
     static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
@@ -123,15 +137,16 @@ package struct CaptureTriggers {
     package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String]) -> Rendered {
         let key = SQLQuoting.identifier(entity.primaryKey)
         let tracked = trackedColumns.filter { $0.caseInsensitiveCompare(entity.primaryKey) != .orderedSame }
-        let changed = tracked.isEmpty
-            ? "0"
-            : tracked.map { "OLD.\(SQLQuoting.identifier($0)) IS NOT NEW.\(SQLQuoting.identifier($0))" }.joined(separator: " OR ")
+        func differs(_ column: String) -> String {
+            let c = SQLQuoting.identifier(column)
+            return "OLD.\(c) IS NOT NEW.\(c) COLLATE BINARY OR typeof(OLD.\(c)) IS NOT typeof(NEW.\(c))"
+        }
+        let changed = tracked.isEmpty ? "0" : tracked.map(differs).joined(separator: " OR ")
         let updatedColumns = tracked.isEmpty
             ? "'[]'"
             : "'[' || substr(" + tracked.map { column in
                 let jsonName = String(decoding: (try? JSONEncoder().encode(column)) ?? Data(), as: UTF8.self)
-                let c = SQLQuoting.identifier(column)
-                return "CASE WHEN OLD.\(c) IS NOT NEW.\(c) THEN \(SQLQuoting.literal("," + jsonName)) ELSE '' END"
+                return "CASE WHEN \(differs(column)) THEN \(SQLQuoting.literal("," + jsonName)) ELSE '' END"
             }.joined(separator: " || ") + ", 2) || ']'"
         func tombstone(_ prefix: String) -> String {
             guard !entity.preserveOnDelete.isEmpty else { return "NULL" }

@@ -94,6 +94,8 @@ package enum MetaKey: String, DatabaseValueConvertible {
     case model
     /// Incremented each time an install changes the stored model: a cheap "did it change?".
     case modelRevision
+    /// The ``CaptureTriggers/version`` of the installed triggers.
+    case captureVersion
     /// How far cleanup deleted history, as a token (the trigger SQL reads it too).
     case purgedThroughToken
     /// The newest timestamp of a deleted transaction.

@@ -306,3 +306,68 @@ import SearchlightTestSupport
         #expect(Set(transactions.flatMap(\.changes).map(\.objectID)).count == 2 * perWriter)
     }
 }
+
+/// Columns and keys with collations, and values that compare equal but are not the same.
+@Suite struct CollationCaptureTests {
+    static let schema = """
+        CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT COLLATE NOCASE, body TEXT COLLATE RTRIM, tags);
+        CREATE TABLE people(uuid TEXT COLLATE NOCASE PRIMARY KEY NOT NULL, name TEXT, email TEXT);
+        """
+
+    /// Issue 10, bug 7: `OLD.c IS NOT NEW.c` used the column's collation, so an update of a
+    /// NOCASE column that only changed case (or of an RTRIM column that only added spaces)
+    /// recorded nothing; a value changing from 1 to 1.0 was not an update either.
+    @Test func changesInvisibleToTheColumnsCollationAreRecorded() throws {
+        let db = try TestDatabase(schema: Self.schema)
+        let store = try db.openStore()
+        try db.shell("INSERT INTO notes(id, title, body, tags) VALUES (1, 'iphone tips', 'a', 1);")
+        let start = try store.currentToken()
+        try db.shell("UPDATE notes SET title = 'iPhone Tips'; UPDATE notes SET body = 'a  '; UPDATE notes SET tags = 1.0; UPDATE notes SET tags = 1.0;")
+        #expect(try store.fetchChanges(.after(start)).map(\.updatedColumns) == [["title"], ["body"], ["tags"]])
+    }
+
+    /// Issue 10, bug 7: a NOCASE key renamed from `alice` to `Alice` was recorded as an update
+    /// of `Alice`, leaving a ghost `alice` document behind.
+    @Test func aKeyRenamedOnlyInCaseIsADeleteAndAnInsert() throws {
+        let db = try TestDatabase(schema: Self.schema)
+        let store = try db.openStore()
+        try db.shell("INSERT INTO people(uuid, name) VALUES ('alice', 'Alice Liddell');")
+        let start = try store.currentToken()
+        try db.shell("UPDATE people SET uuid = 'Alice';")
+        #expect(try store.fetchChanges(.after(start)).map { "\($0.type) \($0.objectID)" } == ["delete alice", "insert Alice"])
+    }
+
+    /// Issue 10, bug 9: INSERT OR REPLACE and UPSERT of an existing key left their scratch row
+    /// (with the overwritten row's preserved values) in `searchlight_replaced` for good.
+    @Test func replaceAndUpsertLeaveNoScratchRows() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("""
+            INSERT INTO notes(id, title) VALUES (1, 'secret');
+            INSERT OR REPLACE INTO notes(id, title) VALUES (1, 'replaced');
+            INSERT INTO notes(id, title) VALUES (1, 'upserted') ON CONFLICT(id) DO UPDATE SET title = excluded.title;
+            """)
+        let scratch = try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM searchlight_replaced") }
+        #expect(scratch == 0)
+        let changes = try store.fetchChanges(.all).map { "\($0.type) \($0.objectID)" }
+        #expect(changes == ["insert 1", "delete 1", "insert 1", "update 1"])
+        try db.shell("DELETE FROM notes; INSERT INTO notes(id, title) VALUES (1, 'again');")
+        #expect(try store.fetchChanges(.all).suffix(2).map { "\($0.type) \($0.objectID)" } == ["delete 1", "insert 1"], "no spurious delete")
+    }
+
+    /// Triggers of an older release, or missing ones (a table remade by a migration tool takes
+    /// its triggers with it), are reinstalled when a store opens the database.
+    @Test func missingOrOlderTriggersAreReinstalledOnOpen() throws {
+        let db = try TestDatabase()
+        _ = try db.openStore()
+        try db.shell("""
+            DROP TRIGGER searchlight_1_insert; UPDATE searchlight_meta SET value = 1 WHERE key = 'captureVersion';
+            """)
+        let store = try HistoryStore(path: db.path)
+        let start = try store.currentToken()
+        try db.shell("INSERT INTO notes(id, title) VALUES (5, 'captured');")
+        #expect(try store.fetchChanges(.after(start)).map(\.objectID) == [.integer(5)])
+        let version = try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT value FROM searchlight_meta WHERE key = 'captureVersion'") }
+        #expect(version == 2)
+    }
+}

@@ -54,7 +54,7 @@ import SearchlightTestSupport
         let installed = try store.dbPool.read { db in
             try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
         }
-        #expect(installed.count == 16)
+        #expect(installed.count == 18, "9 triggers for each of the 2 entities")
         let rendered = CaptureTriggers.render(entity: TestDatabase.notesModel.entities[0], entityID: 1,
                                               trackedColumns: ["id", "title", "body", "tags"])
         #expect(Set(rendered.statements.map(\.sql)).isSubset(of: Set(installed)))
