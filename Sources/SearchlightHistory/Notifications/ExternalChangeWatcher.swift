@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 import Synchronization
@@ -10,9 +11,9 @@ import Glibc
 ///
 /// On Linux it sleeps in `poll(2)` on an inotify descriptor that watches the database's
 /// directory for writes to the database and its `-wal` file. Each wake-up reads the head token
-/// and publishes it if it moved; since a WAL write is reported just before its commit becomes
-/// visible, an event that shows no new commit is followed by a few re-checks 2 ms apart. A slow poll (every 250 ms by default) backs inotify up, for
-/// file systems that do not report events; without inotify at all it polls every 20 ms.
+/// and publishes it if it moved; when it reads is ``WatchSchedule``'s: re-checks after an event
+/// (a WAL write is reported just before its commit becomes visible), and a slow poll (every
+/// 250 ms by default) that other files' events never push back. Without inotify it polls every 20 ms.
 final class ExternalChangeWatcher: Sendable {
     private let stopped = AtomicFlag()
 
@@ -56,32 +57,29 @@ final class ExternalChangeWatcher: Sendable {
 
         var last = HistoryToken.zero
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        // A WAL write is reported when its frames are written, a moment before SQLite publishes
-        // the commit in the shared-memory index (which inotify cannot see): after an event that
-        // shows no new commit, look again a few times, 2 ms apart.
-        var rechecks = 0
+        func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
+        var schedule = WatchSchedule(fallback: Int64(fallbackMilliseconds), now: now())
         var failing = false
         while !stopped.isSet {
-            var relevant = true
+            var relevant = false
             if descriptor >= 0 {
                 var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&pfd, 1, rechecks > 0 ? 2 : fallbackMilliseconds)
-                if ready > 0 {
-                    relevant = drain(descriptor, &buffer, names: names)
-                    if relevant { rechecks = 5 }
-                } else if rechecks > 0 {
-                    rechecks -= 1
-                } // else: the slow fallback poll
+                if poll(&pfd, 1, schedule.timeout(now: now())) > 0, drain(descriptor, &buffer, names: names) {
+                    relevant = true
+                    schedule.relevantEvent(now: now())
+                }
             } else {
                 usleep(20_000)
+                relevant = true
             }
-            guard relevant, !stopped.isSet else { continue }
+            guard !stopped.isSet, relevant || schedule.isDue(now: now()) else { continue }
+            var moved = false
             do {
                 let head = try dbPool.read(HistoryLog.headToken)
                 failing = false
                 if head > last {
                     last = head
-                    rechecks = 0
+                    moved = true
                     publish(head)
                 }
             } catch {
@@ -91,6 +89,7 @@ final class ExternalChangeWatcher: Sendable {
                     failed()
                 }
             }
+            schedule.checked(now: now(), moved: moved)
         }
     }
 
