@@ -36,8 +36,9 @@ public final class SearchIndex: Sendable {
 
     public let store: HistoryStore
     public let options: Options
-    /// The entities of the live generation, decoded once per layout.
-    private let cache = Mutex<(layout: String, entities: [IndexedEntity])?>(nil)
+    /// The entities of the live generation, decoded once per generation (a generation's layout
+    /// never changes: a new layout is always a new generation).
+    private let cache = Mutex<(generation: Int, entities: [IndexedEntity])?>(nil)
     /// Whether the index's own table was checked (a database of Searchlight 0.1.0 migrates).
     private let migrated = Mutex(false)
 
@@ -197,10 +198,13 @@ public final class SearchIndex: Sendable {
     /// The live generation and the entities it holds (what it was built for, not the model
     /// installed since), or nil before the first build.
     func liveEntities(_ db: Database) throws -> (IndexSchema, [IndexedEntity])? {
-        guard let live = try IndexState.live(db), let layout = live.layout else { return nil }
-        if let cached = cache.withLock({ $0 }), cached.layout == layout { return (live.schema, cached.entities) }
+        // (migrateIfNeeded made sure the table exists: one point query per search.)
+        guard let generation = try IndexState.get(db, .generation, as: Int.self) else { return nil }
+        let schema = IndexSchema(generation: generation)
+        if let cached = cache.withLock({ $0 }), cached.generation == generation { return (schema, cached.entities) }
+        guard let layout = try IndexState.get(db, .layout, as: String.self) else { return nil }
         let entities = try IndexLayout(json: layout).entities
-        cache.withLock { $0 = (layout, entities) }
-        return (live.schema, entities)
+        cache.withLock { $0 = (generation, entities) }
+        return (schema, entities)
     }
 }
