@@ -46,8 +46,11 @@ package struct HistoryPurge {
         }
         guard let found else { return total }
         try afterPlanning?()
-        // Mark the purge before deleting anything.
+        // Mark the purge before deleting anything. Scratch rows of the capture triggers live only
+        // inside a writing statement: any row left (by an INSERT OR REPLACE, or an insert that
+        // was ignored) is stale, and holds values of a replaced row: delete them too.
         try dbPool.write { db in
+            try db.execute(sql: #"DELETE FROM "searchlight_replaced""#)
             if found.bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, .purgedThroughToken, found.bound) }
             if let newestTime = found.newestTime, newestTime > (try Meta.get(db, .purgedThroughTimestamp, as: Double.self) ?? 0) {
                 try Meta.set(db, .purgedThroughTimestamp, newestTime)
