@@ -156,25 +156,14 @@ public final class HistoryStore: Sendable {
         do {
             (result, token) = try await dbPool.write { [self] db in try recording(db, author: author, context: context) { try updates(db) } }
         } catch {
-            throw Self.bodyError(error, doing: "the write of \"\(author ?? "-")\" failed")
+            throw SearchlightError(wrappingClosureError: error, doing: "the write of \"\(author ?? "-")\" failed")
         }
         if let token { notifier.publish(token) }
         return result
     }
 
     private static func writing<T>(author: String?, _ body: () throws -> T) throws(SearchlightError) -> T {
-        do { return try body() } catch { throw bodyError(error, doing: "the write of \"\(author ?? "-")\" failed") }
-    }
-
-    /// An error thrown around a caller's closure: SQLite's and ours keep their codes, anything
-    /// else is the closure's own failure.
-    package static func bodyError(_ error: any Error, doing: String) -> SearchlightError {
-        switch error {
-        case is SearchlightError, is DatabaseError, is CancellationError:
-            SearchlightError(wrapping: error, doing: doing)
-        default:
-            SearchlightError(.bodyFailed, "\(doing): \(error)", underlyingError: error)
-        }
+        do { return try body() } catch { throw SearchlightError(wrappingClosureError: error, doing: "the write of \"\(author ?? "-")\" failed") }
     }
 
     /// Runs `updates` inside an open API transaction; returns the token if it recorded changes.

@@ -12,7 +12,7 @@ import GRDB
 ///
 /// ```swift
 /// do {
-///     try store.consumeNextBatch(as: "exporter") { batch, db in … }
+///     let transactions = try store.fetchTransactions(.after(checkpoint))
 /// } catch SearchlightError.historyExpired {
 ///     // Cleanup deleted history this consumer had not processed: resynchronize from scratch.
 /// } catch let error as SearchlightError where error.code == .readOnly {
@@ -102,6 +102,19 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
             }
         default:
             self.init(.databaseError, "\(doing): \(error)", underlyingError: error)
+        }
+    }
+
+    /// Wraps an error thrown around a closure of yours (the body of a write or of a consumer, a
+    /// document builder): SQLite's errors, cancellation and `SearchlightError`s are wrapped as by
+    /// ``init(wrapping:doing:)``; any other error is the closure's own, under
+    /// ``Code-swift.struct/bodyFailed``, with it as the ``underlyingError``.
+    public init(wrappingClosureError error: any Error, doing: String) {
+        switch error {
+        case is SearchlightError, is DatabaseError, is CancellationError:
+            self.init(wrapping: error, doing: doing)
+        default:
+            self.init(.bodyFailed, "\(doing): \(error)", underlyingError: error)
         }
     }
 

@@ -60,23 +60,44 @@ import SearchlightTestSupport
         try DatabaseQueue(path: path).read { try Int64.fetchOne($0, sql: "SELECT value FROM searchlight_index_state WHERE key = 'rebuildAfter'") }
     }
 
-    static func waitUntilMidRebuild(_ path: String, _ running: CLI.Running) throws {
+    /// Waits (bounded) until `path` exists.
+    static func waitForFile(_ path: String, while running: CLI.Running? = nil) {
         let deadline = Date().addingTimeInterval(120)
-        while try rebuildProgress(path) == nil && running.process.isRunning && Date() < deadline { usleep(5_000) }
+        while !FileManager.default.fileExists(atPath: path), running?.process.isRunning ?? true, Date() < deadline { usleep(5_000) }
+    }
+
+    /// Waits (bounded) until the text file at `path` contains `text`.
+    static func waitForText(_ text: String, in path: String) -> Bool {
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline {
+            if let content = try? String(contentsOfFile: path, encoding: .utf8), content.contains(text) { return true }
+            usleep(20_000)
+        }
+        return false
     }
 
     @Test func aSecondProcessWaitsForTheRebuildUnderWayAndNeverDropsItsTables() throws {
         let (db, _) = try Self.bigWorkspace()
-        // Small chunks: the first rebuild takes seconds, so the second surely starts during it.
-        let first = Self.stress(["rebuild", "--db", db.path, "--chunk", "25"])
-        try Self.waitUntilMidRebuild(db.path, first)
-        // The second process also asks for a rebuild while the first one runs.
-        let second = CLI.start(["reindex", "--db", db.path, "--log-level", "notice"])
+        // The first rebuild holds after 1,000 rows until the test lets it go: the second
+        // process surely meets it under way, however loaded the machine is.
+        let gate = db.directory.appendingPathComponent("gate").path
+        let first = Self.stress(["rebuild", "--db", db.path, "--chunk", "200", "--hold", gate])
+        Self.waitForFile(gate + ".held", while: first)
+        let log = db.directory.appendingPathComponent("second.log").path
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let second = Process()
+        second.executableURL = CLI.binary
+        second.arguments = ["reindex", "--db", db.path, "--log-level", "notice"]
+        second.standardOutput = FileHandle.nullDevice
+        second.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try second.run()
+        let waited = Self.waitForText("waiting for the rebuild under way", in: log)
+        _ = FileManager.default.createFile(atPath: gate, contents: nil) // let the first one finish
         let firstResult = try CLI.finish(first)
+        second.waitUntilExit()
+        #expect(waited, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         #expect(firstResult.status == 0, "\(firstResult.stderr)")
-        let secondResult = try CLI.finish(second)
-        #expect(secondResult.status == 0, "\(secondResult.stderr)")
-        #expect(secondResult.stderr.contains("waiting for the rebuild under way"))
+        #expect(second.terminationStatus == 0)
         let status = try CLI.run(["status", "--db", db.path, "--format", "json"])
         #expect(status.stdout.contains("\"documents\" : 30002"), "\(status.stdout)")
         #expect(try CLI.run(["verify", "--db", db.path]).status == 0)
@@ -84,9 +105,10 @@ import SearchlightTestSupport
 
     @Test func aRebuildWhoseProcessWasKilledIsTakenOverAndResumed() throws {
         let (db, _) = try Self.bigWorkspace()
-        let first = Self.stress(["rebuild", "--db", db.path, "--chunk", "200", "--lease", "3600"])
-        try Self.waitUntilMidRebuild(db.path, first)
-        kill(first.process.processIdentifier, SIGKILL)
+        let gate = db.directory.appendingPathComponent("gate").path
+        let first = Self.stress(["rebuild", "--db", db.path, "--chunk", "200", "--lease", "3600", "--hold", gate])
+        Self.waitForFile(gate + ".held", while: first)
+        kill(first.process.processIdentifier, SIGKILL) // held mid-rebuild: never lets go
         _ = try CLI.finish(first)
         let progress = try #require(try Self.rebuildProgress(db.path), "killed mid-rebuild")
         // Its lease would last an hour, but its process is gone: the next run takes over.

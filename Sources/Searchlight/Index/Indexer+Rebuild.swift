@@ -210,10 +210,9 @@ extension Indexer {
     /// `reason` nil: this indexer was waiting for another rebuild, which may have made its own
     /// unnecessary.
     private func begin(reason: RebuildReason?, _ db: Database) throws -> Start {
-        let model = try store.installedModel(in: db)
-        let layout = try IndexLayout(model: model, store: store, db)
+        let (layout, json) = try currentLayout(db)
         let live = try IndexState.live(db)
-        if reason == nil, let live, live.layout == layout.json, try store.checkpointToken(for: configuration.author, in: db) != nil,
+        if reason == nil, let live, live.layout == json, try store.checkpointToken(for: configuration.author, in: db) != nil,
            try IndexState.get(db, .rebuildOwner, as: String.self) == nil {
             return .notNeeded
         }
@@ -222,7 +221,7 @@ extension Indexer {
         }
         // Resume the rebuild left in place if it builds the same layout.
         if let generation = try IndexState.get(db, .rebuildGeneration, as: Int.self),
-           try IndexState.get(db, .rebuildLayout, as: String.self) == layout.json,
+           try IndexState.get(db, .rebuildLayout, as: String.self) == json,
            let start = try IndexState.get(db, .rebuildStartToken, as: HistoryToken.self),
            try store.checkpointToken(for: rebuildConsumer, in: db) == start,
            try db.tableExists(IndexSchema(generation: generation).documentTable) {
@@ -254,7 +253,7 @@ extension Indexer {
         try IndexState.set(db, .rebuildOwner, leaseOwner)
         try IndexState.set(db, .rebuildExpiresAt, leaseExpiry())
         try IndexState.set(db, .rebuildGeneration, schema.generation)
-        try IndexState.set(db, .rebuildLayout, layout.json)
+        try IndexState.set(db, .rebuildLayout, json)
         try IndexState.set(db, .rebuildStartToken, start)
         try IndexState.set(db, .rebuildEntity, 0)
         try IndexState.set(db, .rebuildAfter, nil)

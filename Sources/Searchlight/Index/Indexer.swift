@@ -130,6 +130,15 @@ public final class Indexer: Sendable {
     }
     private let state = Mutex(State())
 
+    /// The layout the installed model asks for, and its JSON, with what they were made from.
+    private struct LayoutCache {
+        var model: SearchlightModel
+        var schemaVersion: Int
+        var layout: IndexLayout
+        var json: String
+    }
+    private let layoutCache = Mutex<LayoutCache?>(nil)
+
     /// Creates an indexer and registers it as a required history consumer.
     public init(store: HistoryStore, configuration: Configuration = .init()) throws(SearchlightError) {
         self.store = store
@@ -149,13 +158,27 @@ public final class Indexer: Sendable {
         case needsRebuild(RebuildReason)
     }
 
+    /// The layout the installed model asks for, and its JSON. Building it reads each entity's
+    /// table definition, which only a schema change alters: it is made again only when the model
+    /// or `PRAGMA schema_version` changed, so each batch pays two point queries for it.
+    func currentLayout(_ db: Database) throws -> (layout: IndexLayout, json: String) {
+        let model = try store.installedModel(in: db)
+        let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+        if let cached = layoutCache.withLock({ $0 }), cached.schemaVersion == schemaVersion, cached.model == model {
+            return (cached.layout, cached.json)
+        }
+        let layout = try IndexLayout(model: model, store: store, db)
+        let json = layout.json
+        layoutCache.withLock { $0 = LayoutCache(model: model, schemaVersion: schemaVersion, layout: layout, json: json) }
+        return (layout, json)
+    }
+
     /// One batch, inside the caller's write transaction: the model and the index's layout are
     /// checked first, then the next batch of history is consumed.
     func batch(_ db: Database) throws -> Outcome {
-        let model = try store.installedModel(in: db)
         guard let live = try IndexState.live(db) else { return .needsRebuild(.notBuilt) }
-        let layout = try IndexLayout(model: model, store: store, db)
-        guard live.layout == layout.json else { return .needsRebuild(.modelChanged) }
+        let (layout, json) = try currentLayout(db)
+        guard live.layout == json else { return .needsRebuild(.modelChanged) }
         if try IndexState.get(db, .rebuildGeneration, as: Int.self) != nil, try !rebuildIsUnderWay(db) {
             return .needsRebuild(.interrupted)
         }

@@ -48,8 +48,8 @@ extension Indexer {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         let schema = live.schema
-        let layout = try IndexLayout(model: store.installedModel(in: db), store: store, db)
-        guard live.layout == layout.json else {
+        let (layout, json) = try currentLayout(db)
+        guard live.layout == json else {
             throw SearchlightError(.indexNotBuilt, "the index was built for another model: index first, which rebuilds it")
         }
         let token = try store.checkpointToken(for: configuration.author, in: db) ?? .zero

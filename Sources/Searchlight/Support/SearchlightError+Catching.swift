@@ -1,4 +1,3 @@
-import GRDB
 import SearchlightHistory
 
 extension SearchlightError {
@@ -13,13 +12,6 @@ extension SearchlightError {
     /// Like ``catching(_:_:)``, for work that runs closures of the caller (document
     /// builders): an error of theirs becomes ``Code-swift.struct/bodyFailed`` with it as the cause.
     static func catchingCallbacks<T>(_ doing: @autoclosure () -> String, _ body: () throws -> T) throws(SearchlightError) -> T {
-        do {
-            return try body()
-        } catch let error as SearchlightError {
-            throw error
-        } catch {
-            if error is DatabaseError || error is CancellationError { throw SearchlightError(wrapping: error, doing: doing()) }
-            throw SearchlightError(.bodyFailed, "\(doing()): a document builder failed: \(error)", underlyingError: error)
-        }
+        do { return try body() } catch { throw SearchlightError(wrappingClosureError: error, doing: doing()) }
     }
 }

@@ -38,7 +38,7 @@ extension HistoryStore {
         do {
             return try dbPool.write { db in try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, in: db, body) }
         } catch {
-            throw Self.bodyError(error, doing: "consumer \"\(consumer)\" failed")
+            throw SearchlightError(wrappingClosureError: error, doing: "consumer \"\(consumer)\" failed")
         }
     }
 
@@ -49,8 +49,9 @@ extension HistoryStore {
         try ConsumerLog.validate(author: consumer)
         if batchSize <= 0 { throw SearchlightError(.invalidArgument, "invalid batch size \(batchSize): it must be positive") }
         try HistoryLog.validate(filter, db)
-        try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
         guard let checkpoint = try ConsumerLog.checkpoint(for: consumer, db) else {
+            // Registered now, so that cleanup keeps what it will read after its resync.
+            try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
             return .needsResync(HistoryResync(consumer: consumer, reason: .noCheckpoint))
         }
         let purged = try HistoryLog.purgedThrough(db)
@@ -75,16 +76,19 @@ extension HistoryStore {
     @discardableResult
     public func resynchronize(as consumer: String, _ body: (HistoryToken, Database) throws -> Void) throws(SearchlightError) -> HistoryToken {
         do {
-            return try dbPool.write { db in
-                try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
-                let head = try HistoryLog.headToken(db)
-                try body(head, db)
-                try ConsumerLog.save(head, for: consumer, now: configuration.clock(), db)
-                return head
-            }
+            return try dbPool.write { db in try resynchronize(as: consumer, in: db, body) }
         } catch {
-            throw Self.bodyError(error, doing: "resynchronizing consumer \"\(consumer)\" failed")
+            throw SearchlightError(wrappingClosureError: error, doing: "resynchronizing consumer \"\(consumer)\" failed")
         }
+    }
+
+    /// The transaction of ``resynchronize(as:_:)``.
+    private func resynchronize(as consumer: String, in db: Database, _ body: (HistoryToken, Database) throws -> Void) throws -> HistoryToken {
+        try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
+        let head = try HistoryLog.headToken(db)
+        try body(head, db)
+        try ConsumerLog.save(head, for: consumer, now: configuration.clock(), db)
+        return head
     }
 
     /// Follows history as `consumer` until the calling task is cancelled: processes every
@@ -102,19 +106,21 @@ extension HistoryStore {
         while !Task.isCancelled {
             let outcome: HistoryConsumption
             do {
+                // GRDB's async write: no thread of the cooperative pool waits for the lock. A resync
+                // runs in the same transaction as the check that asked for it.
                 outcome = try await dbPool.write { [self] db in
-                    try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, in: db, body)
+                    let outcome = try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, in: db, body)
+                    if case .needsResync = outcome { _ = try self.resynchronize(as: consumer, in: db, resynchronize) }
+                    return outcome
                 }
             } catch is CancellationError {
                 return
             } catch {
-                throw Self.bodyError(error, doing: "consumer \"\(consumer)\" failed")
+                throw SearchlightError(wrappingClosureError: error, doing: "consumer \"\(consumer)\" failed")
             }
             switch outcome {
-            case .consumed:
+            case .consumed, .needsResync:
                 continue
-            case .needsResync:
-                try self.resynchronize(as: consumer, resynchronize)
             case .caughtUp:
                 // Ends with nil when the task is cancelled.
                 guard await iterator.next() != nil else { return }

@@ -4,6 +4,7 @@ import GRDB
 import Searchlight
 import SearchlightHistory
 import SearchlightTestSupport
+import Synchronization
 
 /// Load for the reliability tests: a writer that logs every change it committed, and a
 /// searcher. Each exits 3 if any error (a busy or locked database included) reached it.
@@ -99,13 +100,26 @@ struct Rebuild: ParsableCommand {
     @Option var chunk: Int = 200
     @Option(help: "The rebuild lease, in seconds.")
     var lease: Int = 30
+    @Option(help: "Hold the rebuild after a chunk that reached 1,000 rows (creating PATH.held) until PATH exists: tests act while it surely runs. It holds between chunks, so no write lock is held.")
+    var hold: String?
 
     func run() throws {
         let store = try HistoryStore(path: db)
         var configuration = Indexer.Configuration()
         configuration.rebuildChunkSize = chunk
         configuration.rebuildLease = .seconds(lease)
-        let summary = try Indexer(store: store, configuration: configuration).reindex()
+        let held = Mutex(false)
+        let summary = try Indexer(store: store, configuration: configuration).reindex { progress in
+            // Called after each chunk commits: holding here keeps the lease, not the write lock.
+            guard let hold, progress.done >= 1_000 else { return }
+            let first = held.withLock { wasHeld in
+                defer { wasHeld = true }
+                return !wasHeld
+            }
+            guard first else { return }
+            _ = FileManager.default.createFile(atPath: hold + ".held", contents: nil)
+            while !FileManager.default.fileExists(atPath: hold) { usleep(10_000) }
+        }
         print("rebuilt \(summary.upserted)")
     }
 }
