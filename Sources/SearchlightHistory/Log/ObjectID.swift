@@ -41,6 +41,38 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
         }
     }
 
+    /// SQLite's equality: an integer and a real of the same value are the same key (`1` and
+    /// `1.0` cannot both be in a primary key), so they are equal here too, and hash alike.
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        switch (lhs, rhs) {
+        case let (.integer(a), .integer(b)): a == b
+        case let (.real(a), .real(b)): a == b
+        case let (.integer(a), .real(b)), let (.real(b), .integer(a)): Self.integer(exactly: b) == a
+        case let (.text(a), .text(b)): a == b
+        case let (.blob(a), .blob(b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case let .integer(value): hasher.combine(0); hasher.combine(value)
+        case let .real(value):
+            if let integer = Self.integer(exactly: value) {
+                hasher.combine(0); hasher.combine(integer)
+            } else {
+                hasher.combine(1); hasher.combine(value)
+            }
+        case let .text(value): hasher.combine(2); hasher.combine(value)
+        case let .blob(value): hasher.combine(3); hasher.combine(value)
+        }
+    }
+
+    /// The integer a real equals, if it equals one.
+    private static func integer(exactly value: Double) -> Int64? {
+        Int64(exactly: value)
+    }
+
     /// SQLite's order: numbers (integers and reals by value), then texts, then BLOBs.
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
         func rank(_ id: ObjectID) -> Int {

@@ -66,3 +66,29 @@ extension OddKeyTests {
         #expect(try indexer.verify().isConsistent)
     }
 }
+
+extension OddKeyTests {
+    /// Found by a black-box attack: in a column with no type, SQLite holds `1` and `1.0` as the
+    /// same key. After `UPDATE … SET k = 1.0`, a delete of the row recorded 1.0 while the index
+    /// held 1, and the document stayed as a ghost.
+    @Test func anIntegerKeyThatBecameARealIsTheSameObject() throws {
+        let db = try TestDatabase(schema: """
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+            CREATE TABLE raw(k PRIMARY KEY, title TEXT);
+            """)
+        let model = try SearchlightModel(entities: [.init(name: "Raw", table: "raw", primaryKey: "k", fields: [.init(column: "title")])])
+        let store = try db.openStore(model: model)
+        let indexer = try Indexer(store: store)
+        try db.shell("INSERT INTO raw VALUES (1, 'zebra');")
+        try indexer.indexPendingChanges()
+        try db.shell("UPDATE raw SET k = 1.0 WHERE k = 1;")
+        try indexer.indexPendingChanges()
+        #expect(try indexer.verify().isConsistent)
+        try db.shell("DELETE FROM raw;")
+        try indexer.indexPendingChanges()
+        #expect(try SearchIndex(store: store).search("zebra", limit: nil).total == 0)
+        #expect(try indexer.verify().isConsistent)
+        #expect(ObjectID.integer(1) == .real(1.0) && Set([ObjectID.integer(1), .real(1.0)]).count == 1)
+        #expect(ObjectID.real(1.5) != .integer(1))
+    }
+}
