@@ -101,9 +101,13 @@ public final class HistoryStore: Sendable {
             // Triggers of an older release, or missing ones, are reinstalled from the stored model.
             // If that fails (a tracked table is gone), the store still opens: what can be read is.
             do {
-                if try dbPool.read({ try CaptureInstaller.needsReinstall(model, $0) }) {
+                if try dbPool.read({ try CaptureInstaller.reinstallNeeded(model, $0) }) != nil {
                     try dbPool.write { db in
-                        if try CaptureInstaller.needsReinstall(model, db) { try CaptureInstaller(model: model).install(db) }
+                        guard let reinstall = try CaptureInstaller.reinstallNeeded(model, db) else { return }
+                        try CaptureInstaller(model: model).install(db)
+                        // What changed while triggers were missing is unknown: every consumer
+                        // behind this point must resynchronize (HistoryResync.captureInterrupted).
+                        if reinstall == .missing { try CaptureInstaller.recordCaptureGap(at: configuration.clock(), db) }
                     }
                     configuration.logger.notice("reinstalled the capture triggers of \(dbPool.path)")
                 }

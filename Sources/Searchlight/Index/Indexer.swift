@@ -60,6 +60,8 @@ public final class Indexer: Sendable {
         case noCheckpoint
         /// Cleanup deleted history the indexer had not processed.
         case historyExpired(HistoryResync)
+        /// Capture triggers were missing for a while (a tracked table was remade).
+        case captureInterrupted(HistoryResync)
         /// FTS5's integrity check failed (``Indexer/repair()``).
         case damaged
         /// ``Indexer/reindex(progress:)`` was called.
@@ -73,6 +75,7 @@ public final class Indexer: Sendable {
             case .modelChanged: "the model's indexed fields, weights or tokenizer (or a table's key) changed"
             case .noCheckpoint: "the indexer has no checkpoint"
             case let .historyExpired(resync): "history the indexer had not processed was deleted by cleanup (\(resync))"
+            case let .captureInterrupted(resync): "\(resync)"
             case .damaged: "the full-text index failed its integrity check"
             case .requested: "requested"
             case .interrupted: "a rebuild was stopped, or its process died, before it finished"
@@ -214,8 +217,11 @@ public final class Indexer: Sendable {
         case let .consumed(batch):
             return .progressed(Update(token: batch.token, changes: changeCount, upserted: counts.upserted, removed: counts.removed, rebuilt: false))
         case let .needsResync(resync):
-            if case .noCheckpoint = resync.reason { return .needsRebuild(.noCheckpoint) }
-            return .needsRebuild(.historyExpired(resync))
+            switch resync.reason {
+            case .noCheckpoint: return .needsRebuild(.noCheckpoint)
+            case .historyExpired: return .needsRebuild(.historyExpired(resync))
+            case .captureInterrupted: return .needsRebuild(.captureInterrupted(resync))
+            }
         }
     }
 

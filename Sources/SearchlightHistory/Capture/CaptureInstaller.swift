@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// Checks a model against the database and installs, updates or removes capture triggers.
@@ -40,15 +41,44 @@ package struct CaptureInstaller {
         }
     }
 
-    /// Whether the installed triggers are older than this library's, or some are missing (their
-    /// table was dropped and made again, say): then the store reinstalls them on open.
-    package static func needsReinstall(_ model: SearchlightModel, _ db: Database) throws -> Bool {
-        if try Meta.get(db, .captureVersion, as: Int.self) != CaptureTriggers.version { return true }
+    /// Why the installed triggers must be installed again, if they must.
+    package enum Reinstall {
+        /// They are older than this library's: nothing was missed.
+        case outdated
+        /// Some are missing (their table was remade by a migration tool, say): changes made
+        /// while they were missing were not recorded.
+        case missing
+    }
+
+    /// Records that capture was interrupted: a transaction of its own (no changes, context
+    /// `searchlight.capture-interrupted`), so that its token is newer than every checkpoint, and
+    /// ``MetaKey/resyncThroughToken`` set to it. Consumers behind it must resynchronize.
+    package static func recordCaptureGap(at date: Date, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "context")
+            VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, 'searchlight.capture-interrupted')
+            """, arguments: [LogRowType.transactionHeader, date.timeIntervalSince1970])
+        try Meta.set(db, .resyncThroughToken, db.lastInsertedRowID)
+    }
+
+    /// Whether the store must reinstall the triggers when it opens, and why.
+    package static func reinstallNeeded(_ model: SearchlightModel, _ db: Database) throws -> Reinstall? {
+        // Every release installs "searchlight_<entity id>_insert" on each tracked table: an entity
+        // without it lost its triggers (its table was dropped); one of an older release, merely
+        // outdated triggers.
+        let names = model.entities.map(\.name)
+        let lost = try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM "searchlight_entity" "e" WHERE "e"."name" IN (\(databaseQuestionMarks(count: names.count)))
+            AND NOT EXISTS (SELECT 1 FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = 'searchlight_' || "e"."id" || '_insert')
+            """, arguments: StatementArguments(names)) ?? 0
+        if lost > 0 { return .missing }
+        if try Meta.get(db, .captureVersion, as: Int.self) != CaptureTriggers.version { return .outdated }
+        // This release's triggers: all of them must be there.
         let installed = try Int.fetchOne(db, sql: """
             SELECT count(*) FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
             """) ?? 0
         let perEntity = CaptureTriggers.template.components(separatedBy: "CREATE TRIGGER").count - 1
-        return installed < perEntity * model.entities.count
+        return installed < perEntity * model.entities.count ? .missing : nil
     }
 
     /// The entity's stable id, registering it on first use.

@@ -30,8 +30,9 @@ package struct CaptureTriggers {
     -- Searchlight capture triggers: the set installed on each tracked table.
     -- A BEFORE trigger opens a transaction with no author unless the newest transaction is an
     -- open HistoryStore.write; the AFTER triggers then record into the newest token.
-    -- Values and keys are compared byte for byte (COLLATE BINARY) and by type, whatever the
-    -- columns' collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change.
+    -- Values are compared byte for byte (COLLATE BINARY) and by type, whatever the columns'
+    -- collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change. Keys are
+    -- compared byte for byte (a case-only rename is a delete and an insert); 1 and 1.0 are one key.
     -- A scratch row of searchlight_replaced lives until its key is next updated or deleted, or
     -- until cleanup runs (deleting it here on every insert cost single-row writes 8%).
 

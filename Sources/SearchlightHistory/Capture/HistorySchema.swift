@@ -96,6 +96,9 @@ package enum MetaKey: String, DatabaseValueConvertible {
     case modelRevision
     /// The ``CaptureTriggers/version`` of the installed triggers.
     case captureVersion
+    /// Capture was interrupted (triggers found missing) up to this token: consumers whose
+    /// checkpoint is older must resynchronize.
+    case resyncThroughToken
     /// How far cleanup deleted history, as a token (the trigger SQL reads it too).
     case purgedThroughToken
     /// The newest timestamp of a deleted transaction.

@@ -23,6 +23,10 @@ public struct HistoryResync: Hashable, Sendable, CustomStringConvertible {
         /// Cleanup deleted history after the consumer's checkpoint (the model's maximum
         /// duration expired it, or history was deleted by hand).
         case historyExpired(checkpoint: HistoryToken, purgedThrough: HistoryToken)
+        /// Capture triggers were found missing (a migration tool remade a tracked table) and
+        /// were reinstalled at token `through`: changes made while they were missing are not in
+        /// history.
+        case captureInterrupted(checkpoint: HistoryToken, through: HistoryToken)
     }
 
     public var consumer: String
@@ -34,6 +38,8 @@ public struct HistoryResync: Hashable, Sendable, CustomStringConvertible {
             "consumer \"\(consumer)\" has no checkpoint yet"
         case let .historyExpired(checkpoint, purgedThrough):
             "history after token \(checkpoint), the checkpoint of \"\(consumer)\", was deleted through token \(purgedThrough)"
+        case let .captureInterrupted(checkpoint, through):
+            "capture triggers were missing (a tracked table was remade) until token \(through), after the checkpoint \(checkpoint) of \"\(consumer)\": changes made meanwhile are not in history"
         }
     }
 }

@@ -58,6 +58,9 @@ extension HistoryStore {
         if checkpoint < purged {
             return .needsResync(HistoryResync(consumer: consumer, reason: .historyExpired(checkpoint: checkpoint, purgedThrough: purged)))
         }
+        if let gap = try Meta.get(db, .resyncThroughToken, as: HistoryToken.self), checkpoint < gap {
+            return .needsResync(HistoryResync(consumer: consumer, reason: .captureInterrupted(checkpoint: checkpoint, through: gap)))
+        }
         let (matches, last) = try HistoryLog.batch(after: checkpoint, filter: filter, maximum: batchSize, db)
         guard let last else { return .caughtUp(checkpoint) }
         let batch = HistoryBatch(consumer: consumer, previousToken: checkpoint, token: last, transactions: matches)

@@ -92,3 +92,41 @@ extension OddKeyTests {
         #expect(ObjectID.real(1.5) != .integer(1))
     }
 }
+
+/// A host app's migration remakes a tracked table while no Searchlight code runs.
+@Suite struct TableRemakeTests {
+    /// Found by a black-box attack: the triggers came back when a store opened the database,
+    /// but what changed while they were missing never reached the index (a deleted row kept
+    /// matching). Now every consumer behind that point is told to resynchronize.
+    @Test func changesMadeWhileTriggersWereMissingAreReconciled() throws {
+        let db = try TestDatabase()
+        do {
+            let store = try db.openStore()
+            try db.shell("INSERT INTO notes(id, title) VALUES (1, 'alpha'), (2, 'bravo');")
+            try Indexer(store: store).indexPendingChanges()
+            try store.resynchronize(as: "exporter") { _, _ in }
+        }
+        // The migration tool's remake: new table, copy (changing rows), drop, rename.
+        try db.shell("""
+            BEGIN; CREATE TABLE notes_new(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT, extra TEXT);
+            INSERT INTO notes_new(id, title) SELECT id, CASE WHEN title = 'bravo' THEN 'zulu' ELSE title END FROM notes WHERE id <> 1;
+            DROP TABLE notes; ALTER TABLE notes_new RENAME TO notes; COMMIT;
+            """)
+        let store = try HistoryStore(path: db.path) // reinstalls the triggers, and marks the gap
+        guard case let .needsResync(resync) = try store.consumeNextBatch(as: "exporter", { _, _ in }),
+              case .captureInterrupted = resync.reason else {
+            Issue.record("a consumer must learn that capture was interrupted"); return
+        }
+        let summary = try Indexer(store: store).indexPendingChanges()
+        guard case .captureInterrupted? = summary.rebuildReason else {
+            Issue.record("expected a rebuild, got \(String(describing: summary.rebuildReason))"); return
+        }
+        let index = SearchIndex(store: store)
+        #expect(try index.search("alpha", limit: nil).total == 0)
+        #expect(try index.search("zulu", limit: nil).hits.map(\.objectID) == [.integer(2)])
+        try db.shell("INSERT INTO notes(id, title) VALUES (3, 'charlie');")
+        try Indexer(store: store).indexPendingChanges()
+        #expect(try index.search("charlie", limit: nil).total == 1, "capture goes on")
+        #expect(try Indexer(store: store).verify().isConsistent)
+    }
+}
