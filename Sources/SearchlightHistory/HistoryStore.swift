@@ -82,7 +82,7 @@ public final class HistoryStore: Sendable {
         if let model {
             let revision = try SearchlightError.catching("cannot set up history in \(dbPool.path)") {
                 try dbPool.write { db in
-                    try CaptureInstaller(model: model).install(db)
+                    try CaptureInstaller(model: model).install(db, at: configuration.clock())
                     return try Meta.get(db, .modelRevision, as: Int64.self) ?? 0
                 }
             }
@@ -97,26 +97,80 @@ public final class HistoryStore: Sendable {
             guard let stored else {
                 throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first")
             }
-            let model = try SearchlightModel(jsonData: Data(stored.0.utf8))
-            // Triggers of an older release, or missing ones, are reinstalled from the stored model.
-            // If that fails (a tracked table is gone), the store still opens: what can be read is.
-            do {
-                if try dbPool.read({ try CaptureInstaller.reinstallNeeded(model, $0) }) != nil {
-                    try dbPool.write { db in
-                        guard let reinstall = try CaptureInstaller.reinstallNeeded(model, db) else { return }
-                        try CaptureInstaller(model: model).install(db)
-                        // What changed while triggers were missing is unknown: every consumer
-                        // behind this point must resynchronize (HistoryResync.captureInterrupted).
-                        if reinstall == .missing { try CaptureInstaller.recordCaptureGap(at: configuration.clock(), db) }
-                    }
-                    configuration.logger.notice("reinstalled the capture triggers of \(dbPool.path)")
-                }
-            } catch {
-                configuration.logger.warning("cannot reinstall the capture triggers of \(dbPool.path): \(SearchlightError(wrapping: error, doing: "reinstalling").message)")
-            }
-            installed = Mutex((model, stored.1))
+            installed = Mutex((try SearchlightModel(jsonData: Data(stored.0.utf8)), stored.1))
         }
         notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval)
+        if model == nil {
+            // The schema may have changed while no Searchlight code ran (a migration remade a
+            // table): heal capture now. If that fails, the store still opens: what can be read is.
+            do {
+                if try dbPool.read(CaptureInstaller.schemaChanged) { try dbPool.write { try checkCapture($0) } }
+            } catch {
+                configuration.logger.warning("cannot check the capture triggers of \(dbPool.path): \(SearchlightError(wrapping: error, doing: "checking capture").message)")
+            }
+        }
+    }
+
+    /// The last schema version capture was checked at, in this process: the common case costs
+    /// one pragma.
+    private let checkedSchemaVersion = Mutex<Int64?>(nil)
+
+    /// Checks capture against the schema if the schema changed since it was last checked, heals
+    /// it (see ``CaptureStatus``), and returns the status. Runs in the caller's **write**
+    /// transaction. Every consumer batch calls it first, so a migration of the host app is noticed
+    /// by the next batch after it, and its gap is recorded before the batch reads history; a
+    /// consumer that reads the tracked tables itself (the indexer) calls it before it does.
+    ///
+    /// Costs one `PRAGMA schema_version` when the schema did not change.
+    @discardableResult
+    public func checkCapture(in db: Database) throws(SearchlightError) -> CaptureStatus {
+        try SearchlightError.catching("cannot check capture") {
+            try checkCapture(db)
+            return try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
+        }
+    }
+
+    func checkCapture(_ db: Database) throws {
+        let version = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
+        if checkedSchemaVersion.withLock({ $0 == version }) { return }
+        if try CaptureInstaller.schemaChanged(db) {
+            let before = try CaptureInstaller.storedStatus(db)
+            let after = try CaptureInstaller.heal(db, at: configuration.clock())
+            if let after, after != before { log(after, previous: before) }
+        }
+        let checked = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
+        checkedSchemaVersion.withLock { $0 = checked }
+    }
+
+    private func log(_ status: CaptureStatus, previous: CaptureStatus?) {
+        for rename in status.followed where !(previous?.followed.contains(rename) ?? false) {
+            configuration.logger.notice("\(rename)")
+        }
+        for entity in status.entities where entity.state != previous?.entities.first(where: { $0.name == entity.name })?.state {
+            switch entity.state {
+            case .capturing: configuration.logger.notice("entity \(entity.name): capture of table \"\(entity.table)\" checked and resumed")
+            default: configuration.logger.warning("entity \(entity.name): \(entity.state)")
+            }
+        }
+    }
+
+    /// Whether each entity's changes are recorded now, and what renames were followed. Checks
+    /// (and heals) capture first if the schema changed since it was last checked.
+    public func captureStatus() throws(SearchlightError) -> CaptureStatus {
+        try SearchlightError.catching("cannot check capture") {
+            if try dbPool.read(CaptureInstaller.schemaChanged) { try dbPool.write { try checkCapture($0) } }
+            return try dbPool.read { db in
+                try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
+            }
+        }
+    }
+
+    /// The capture status as the last check found it, in the caller's transaction (read or
+    /// write; it heals nothing: see ``checkCapture(in:)``).
+    public func captureStatus(in db: Database) throws(SearchlightError) -> CaptureStatus {
+        try SearchlightError.catching("cannot read the capture status") {
+            try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
+        }
     }
 
     /// The GRDB configuration Searchlight uses: WAL (a `DatabasePool`), a busy timeout so that

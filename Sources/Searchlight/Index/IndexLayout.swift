@@ -12,14 +12,17 @@ package struct IndexLayout: Codable, Hashable, Sendable {
     package var prefixes = IndexSchema.prefixes
     package var entities: [IndexedEntity]
 
-    /// The layout `model` asks for in this database.
-    package init(model: SearchlightModel, store: HistoryStore, _ db: Database) throws {
+    /// The layout `model` asks for in this database, where `capture` says which entities'
+    /// tables are there to index (the others are suspended: their documents leave the index).
+    package init(model: SearchlightModel, capture: CaptureStatus, store: HistoryStore, _ db: Database) throws {
         let ids = try store.entityIDs(in: db)
         tokenizer = model.tokenizer
+        let notCapturing = Set(capture.notCapturing.map(\.name))
         entities = try model.entities.filter { !$0.fields.isEmpty }.map { entity in
             guard let id = ids[entity.name] else {
                 throw SearchlightError(.indexNotBuilt, "entity \"\(entity.name)\" is not installed in this database")
             }
+            if notCapturing.contains(entity.name) { return IndexedEntity(entity: entity, id: id, isSuspended: true) }
             // GRDB tells a true rowid alias apart (`INTEGER PRIMARY KEY DESC` is not one). Its
             // schema queries do not quote every name safely: any failure keeps the document map.
             // A WITHOUT ROWID table has no rowid alias, whatever its key's declared type: an
@@ -66,6 +69,8 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
     /// The table's key is a rowid alias (`INTEGER PRIMARY KEY`): object ids are integers that
     /// SQLite enforces, so they serve as the FTS rowids directly, with no document map.
     package var usesRowidKeys = false
+    /// Its table is missing or no longer fits the model (``CaptureStatus``): it has no documents.
+    package var isSuspended = false
     package var fieldColumns: [String] { entity.fields.map(\.column) }
     package var weights: [Double] { entity.fields.map(\.weight) }
     /// The position of the title field among the fields (the first field if none has the role).
@@ -73,13 +78,14 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
         entity.fields.firstIndex { $0.role == .title } ?? (entity.fields.isEmpty ? nil : 0)
     }
 
-    package init(entity: SearchlightModel.Entity, id: Int64, usesRowidKeys: Bool = false) {
+    package init(entity: SearchlightModel.Entity, id: Int64, usesRowidKeys: Bool = false, isSuspended: Bool = false) {
         self.entity = entity
         self.id = id
         self.usesRowidKeys = usesRowidKeys
+        self.isSuspended = isSuspended
     }
 
-    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, fields, id, rowidKeys }
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, fields, id, rowidKeys, suspended }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -89,6 +95,7 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
             fields: try container.decode([SearchlightModel.Field].self, forKey: .fields))
         id = try container.decode(Int64.self, forKey: .id)
         usesRowidKeys = try container.decode(Bool.self, forKey: .rowidKeys)
+        isSuspended = try container.decodeIfPresent(Bool.self, forKey: .suspended) ?? false
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -99,5 +106,7 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
         try container.encode(entity.fields, forKey: .fields)
         try container.encode(id, forKey: .id)
         try container.encode(usesRowidKeys, forKey: .rowidKeys)
+        // Written only when set: layouts stored before it existed keep their text.
+        if isSuspended { try container.encode(true, forKey: .suspended) }
     }
 }

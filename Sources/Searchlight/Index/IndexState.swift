@@ -75,7 +75,7 @@ package enum IndexState {
         let values = Dictionary(legacy.map { ($0["key"] as String, $0["value"] as DatabaseValue) }, uniquingKeysWith: { a, _ in a })
         guard let generation = values["index.generation"].flatMap(Int.fromDatabaseValue) else { return }
         try set(db, .generation, generation)
-        let layout = try IndexLayout(model: store.installedModel(in: db), store: store, db)
+        let layout = try IndexLayout(model: store.installedModel(in: db), capture: store.captureStatus(in: db), store: store, db)
         if let fingerprint = values["index.fingerprint"].flatMap(String.fromDatabaseValue), fingerprint == layout.legacyFingerprint {
             try set(db, .layout, layout.json)
         } // else: no layout, so the indexer rebuilds, as 0.1.0 would have.

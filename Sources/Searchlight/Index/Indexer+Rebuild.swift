@@ -120,8 +120,9 @@ extension Indexer {
         let writer = makeWriter(IndexSchema(generation: plan.generation), plan.layout.entities)
         let total = try SearchlightError.catching("cannot count the rows to index") {
             try store.dbPool.read { db in
-                try plan.layout.entities.reduce(0) { sum, entity in
-                    sum + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(entity.entity.table))") ?? 0)
+                try plan.layout.entities.filter { !$0.isSuspended }.reduce(0) { sum, entity in
+                    let count = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(entity.entity.table))")
+                    return sum + (count ?? 0)
                 }
             }
         }
@@ -130,6 +131,7 @@ extension Indexer {
         progress?(Progress(done: 0, total: total))
         for entityIndex in plan.entityIndex..<plan.layout.entities.count {
             let entity = plan.layout.entities[entityIndex]
+            if entity.isSuspended { continue }
             let source = writer.sources[entity.id]!
             var after = entityIndex == plan.entityIndex ? plan.after : nil
             while true {
@@ -190,8 +192,12 @@ extension Indexer {
         guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return nil }
         let key = SQLQuoting.identifier(source.entity.entity.primaryKey)
         let condition = after == nil ? "1" : "\(key) > ?"
-        let rows = try Row.fetchAll(db, sql: source.selectSQL(where: condition) + " ORDER BY \(key) LIMIT ?",
-                                    arguments: StatementArguments(after.map { [$0] } ?? []) + [configuration.rebuildChunkSize])
+        // The host app may drop or remake the table while the rebuild runs: copy nothing then.
+        // The next batch heals capture and records the gap, and a new rebuild follows.
+        let rows = try db.tableExists(source.entity.entity.table)
+            ? try Row.fetchAll(db, sql: source.selectSQL(where: condition) + " ORDER BY \(key) LIMIT ?",
+                               arguments: StatementArguments(after.map { [$0] } ?? []) + [configuration.rebuildChunkSize])
+            : []
         var inserted = 0
         for row in rows {
             guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }

@@ -136,6 +136,7 @@ public final class Indexer: Sendable {
     /// The layout the installed model asks for, and its JSON, with what they were made from.
     private struct LayoutCache {
         var model: SearchlightModel
+        var capture: CaptureStatus
         var schemaVersion: Int
         var layout: IndexLayout
         var json: String
@@ -164,15 +165,20 @@ public final class Indexer: Sendable {
     /// The layout the installed model asks for, and its JSON. Building it reads each entity's
     /// table definition, which only a schema change alters: it is made again only when the model
     /// or `PRAGMA schema_version` changed, so each batch pays two point queries for it.
-    func currentLayout(_ db: Database) throws -> (layout: IndexLayout, json: String) {
+    ///
+    /// `healing`: check capture first (``HistoryStore/checkCapture(in:)``, which needs a write
+    /// transaction), so that a table the host app just renamed, dropped or remade is seen as it
+    /// is before this batch reads it.
+    func currentLayout(_ db: Database, healing: Bool = true) throws -> (layout: IndexLayout, json: String) {
+        let capture = healing ? try store.checkCapture(in: db) : try store.captureStatus(in: db)
         let model = try store.installedModel(in: db)
         let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
-        if let cached = layoutCache.withLock({ $0 }), cached.schemaVersion == schemaVersion, cached.model == model {
+        if let cached = layoutCache.withLock({ $0 }), cached.schemaVersion == schemaVersion, cached.model == model, cached.capture == capture {
             return (cached.layout, cached.json)
         }
-        let layout = try IndexLayout(model: model, store: store, db)
+        let layout = try IndexLayout(model: model, capture: capture, store: store, db)
         let json = layout.json
-        layoutCache.withLock { $0 = LayoutCache(model: model, schemaVersion: schemaVersion, layout: layout, json: json) }
+        layoutCache.withLock { $0 = LayoutCache(model: model, capture: capture, schemaVersion: schemaVersion, layout: layout, json: json) }
         return (layout, json)
     }
 
@@ -186,7 +192,7 @@ public final class Indexer: Sendable {
             return .needsRebuild(.interrupted)
         }
 
-        let byName = Dictionary(uniqueKeysWithValues: layout.entities.map { ($0.entity.name, $0) })
+        let byName = Dictionary(uniqueKeysWithValues: layout.entities.filter { !$0.isSuspended }.map { ($0.entity.name, $0) })
         let writer = makeWriter(live.schema, layout.entities)
         var counts = IndexWriter.Counts()
         var changeCount = 0

@@ -48,7 +48,7 @@ extension Indexer {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         let schema = live.schema
-        let (layout, json) = try currentLayout(db)
+        let (layout, json) = try currentLayout(db, healing: false)
         guard live.layout == json else {
             throw SearchlightError(.indexNotBuilt, "the index was built for another model: index first, which rebuilds it")
         }
@@ -69,8 +69,9 @@ extension Indexer {
             let skip = pending[entity.entity.name] ?? []
             let source = writer.sources[entity.id]!
             var expected: [ObjectID: [String]] = [:]
-            let rows = try Row.fetchCursor(db, sql: source.selectSQL(where: "1"))
-            while let row = try rows.next() {
+            // A suspended entity (its table is missing) must have no documents.
+            let rows = entity.isSuspended ? nil : try Row.fetchCursor(db, sql: source.selectSQL(where: "1"))
+            while let row = try rows?.next() {
                 guard let id = ObjectID.fromDatabaseValue(row[0]), !skip.contains(id) else { continue }
                 if let fields = try source.fields(of: row, db) { expected[id] = fields }
             }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// Checks a model against the database and installs, updates or removes capture triggers.
+/// Checks a model against the database and installs, updates, heals or removes capture triggers.
 ///
 /// Runs inside the caller's write transaction: on any error the transaction rolls back and
 /// nothing is half-installed.
@@ -10,27 +10,96 @@ package struct CaptureInstaller {
 
     package init(model: SearchlightModel) { self.model = model }
 
-    /// Validates the model against the schema, applies migrations, registers entities and
-    /// (re)installs their triggers. Triggers of entities no longer in the model are dropped.
-    package func install(_ db: Database) throws {
-        let checked = try model.entities.map { try check($0, db) }
+    /// Installs `model` (what `searchlight init` does): validates every entity against the
+    /// schema (any problem throws), applies migrations, registers entities and (re)installs their
+    /// triggers. Triggers of entities no longer in the model are dropped.
+    package func install(_ db: Database, at date: Date) throws {
+        let checked = try model.entities.map { try Self.check($0, db) }
         try HistorySchema.migrate(db)
+        try Self.apply(model: model, checked: checked, problems: [], followed: [], at: date, db)
+    }
 
+    /// Brings capture in line with the schema as it is now, from the stored model, with no
+    /// manual step (see ``CaptureStatus``): follows renamed tables and columns, reinstalls lost
+    /// triggers, sets aside entities whose table is gone or no longer fits, and records a gap in
+    /// history whenever an entity's capture was interrupted. Returns nil if nothing is installed.
+    @discardableResult
+    package static func heal(_ db: Database, at date: Date) throws -> CaptureStatus? {
+        guard try db.tableExists("searchlight_meta"), let json = try Meta.get(db, .model, as: String.self) else { return nil }
+        try HistorySchema.migrate(db)
+        var model = try SearchlightModel(jsonData: Data(json.utf8))
+        var followed = try storedStatus(db)?.followed ?? []
+        let ids = try HistoryLog.EntityNames.fetch(db).ids
+        for index in model.entities.indices {
+            guard let id = ids[model.entities[index].name] else { continue }
+            followed += try follow(&model.entities[index], id: id, followed: followed, at: date, db)
+        }
+        var checked: [Checked] = []
+        var problems: [CaptureStatus.Entity] = []
+        for entity in model.entities {
+            do {
+                checked.append(try check(entity, db))
+            } catch let error as SearchlightError {
+                let state: CaptureStatus.State = try tableExists(entity.table, db)
+                    ? .modelMismatch(error.message + "; install a model that fits the table (searchlight init)")
+                    : .tableMissing(entity.table)
+                problems.append(.init(name: entity.name, table: entity.table, state: state))
+            }
+        }
+        return try apply(model: model, checked: checked, problems: problems, followed: followed, at: date, db)
+    }
+
+    /// The status the last install or heal stored.
+    package static func storedStatus(_ db: Database) throws -> CaptureStatus? {
+        guard let json = try Meta.get(db, .captureStatus, as: String.self) else { return nil }
+        return try? JSONDecoder().decode(CaptureStatus.self, from: Data(json.utf8))
+    }
+
+    /// Whether the schema changed since the last install or heal (one pragma, one point query).
+    package static func schemaChanged(_ db: Database) throws -> Bool {
+        try Int64.fetchOne(db, sql: "PRAGMA schema_version") != Meta.get(db, .captureSchemaVersion, as: Int64.self)
+    }
+
+    /// The trigger kinds every release installed: an entity missing one of them on its table
+    /// lost its triggers (its table was remade or dropped) and changes went unrecorded.
+    private static let essentialTriggers = ["insert_opens", "insert", "update_opens", "update", "rekey", "delete_opens", "delete"]
+
+    /// Installs the triggers of the `checked` entities, drops every other Searchlight trigger,
+    /// stores the model and the status, and records a capture gap if an entity's capture was
+    /// interrupted since the last install or heal.
+    @discardableResult
+    private static func apply(model: SearchlightModel, checked: [Checked], problems: [CaptureStatus.Entity],
+                              followed: [CaptureStatus.FollowedRename], at date: Date, _ db: Database) throws -> CaptureStatus {
+        let knownIDs = try HistoryLog.EntityNames.fetch(db).ids
+        let previouslyLost = Set(try storedStatus(db)?.notCapturing.map(\.name) ?? [])
+        let existing = try Row.fetchAll(db, sql: """
+            SELECT "name", "tbl_name", "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
+            """)
+        var current: [String: (table: String, sql: String)] = [:]
+        for row in existing { current[row["name"]] = (row["tbl_name"], row["sql"]) }
+
+        var interrupted = false
         var wanted: [String: String] = [:]
-        for (entity, tracked) in checked {
-            let id = try entityID(for: entity, db)
-            let rendered = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: tracked)
+        for entry in checked {
+            let id = try entityID(for: entry.entity, db)
+            if knownIDs[entry.entity.name] != nil {
+                // A known entity missing a trigger on its table, or one that was set aside: what
+                // changed meanwhile is unknown.
+                let intact = essentialTriggers.allSatisfy { kind in
+                    current["searchlight_\(id)_\(kind)"].map { $0.table.caseInsensitiveCompare(entry.entity.table) == .orderedSame } ?? false
+                }
+                if !intact || previouslyLost.contains(entry.entity.name) { interrupted = true }
+            }
+            let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation)
             for (name, sql) in rendered.statements { wanted[name] = sql }
         }
-        let existing = try Row.fetchAll(db, sql: """
-            SELECT "name", "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
-            """)
-        var current: [String: String] = [:]
-        for row in existing { current[row["name"]] = row["sql"] }
-        for (name, sql) in current where wanted[name] != sql {
+        // An entity set aside now that was captured before: its documents must leave the index.
+        if problems.contains(where: { knownIDs[$0.name] != nil && !previouslyLost.contains($0.name) }) { interrupted = true }
+
+        for (name, trigger) in current where wanted[name] != trigger.sql {
             try db.execute(sql: "DROP TRIGGER \(SQLQuoting.identifier(name))")
         }
-        for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name] != sql {
+        for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name]?.sql != sql {
             try db.execute(sql: sql)
         }
         try Meta.set(db, .captureVersion, CaptureTriggers.version)
@@ -39,15 +108,14 @@ package struct CaptureInstaller {
             try Meta.set(db, .model, json)
             try Meta.set(db, .modelRevision, (try Meta.get(db, .modelRevision, as: Int64.self) ?? 0) + 1)
         }
-    }
-
-    /// Why the installed triggers must be installed again, if they must.
-    package enum Reinstall {
-        /// They are older than this library's: nothing was missed.
-        case outdated
-        /// Some are missing (their table was remade by a migration tool, say): changes made
-        /// while they were missing were not recorded.
-        case missing
+        let problemsByName = Dictionary(problems.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let status = CaptureStatus(entities: model.entities.map { entity in
+            problemsByName[entity.name] ?? .init(name: entity.name, table: entity.table, state: .capturing)
+        }, followed: followed)
+        try Meta.set(db, .captureStatus, String(decoding: try JSONEncoder().encode(status), as: UTF8.self))
+        if interrupted { try recordCaptureGap(at: date, db) }
+        try Meta.set(db, .captureSchemaVersion, try Int64.fetchOne(db, sql: "PRAGMA schema_version"))
+        return status
     }
 
     /// Records that capture was interrupted: a transaction of its own (no changes, context
@@ -61,38 +129,124 @@ package struct CaptureInstaller {
         try Meta.set(db, .resyncThroughToken, db.lastInsertedRowID)
     }
 
-    /// Whether the store must reinstall the triggers when it opens, and why.
-    package static func reinstallNeeded(_ model: SearchlightModel, _ db: Database) throws -> Reinstall? {
-        // Every release installs "searchlight_<entity id>_insert" on each tracked table: an entity
-        // without it lost its triggers (its table was dropped); one of an older release, merely
-        // outdated triggers.
-        let names = model.entities.map(\.name)
-        let lost = try Int.fetchOne(db, sql: """
-            SELECT count(*) FROM "searchlight_entity" "e" WHERE "e"."name" IN (\(databaseQuestionMarks(count: names.count)))
-            AND NOT EXISTS (SELECT 1 FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = 'searchlight_' || "e"."id" || '_insert')
-            """, arguments: StatementArguments(names)) ?? 0
-        if lost > 0 { return .missing }
-        if try Meta.get(db, .captureVersion, as: Int.self) != CaptureTriggers.version { return .outdated }
-        // This release's triggers: all of them must be there.
-        let installed = try Int.fetchOne(db, sql: """
-            SELECT count(*) FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
-            """) ?? 0
-        let perEntity = CaptureTriggers.template.components(separatedBy: "CREATE TRIGGER").count - 1
-        return installed < perEntity * model.entities.count ? .missing : nil
-    }
+    // MARK: - Following renames
 
-    /// The entity's stable id, registering it on first use.
-    private func entityID(for entity: SearchlightModel.Entity, _ db: Database) throws -> Int64 {
-        if let id = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "searchlight_entity" WHERE "name" = ?"#, arguments: [entity.name]) {
-            try db.execute(sql: #"UPDATE "searchlight_entity" SET "table_name" = ? WHERE "id" = ?"#, arguments: [entity.table, id])
-            return id
+    /// Follows a renamed table or renamed columns of `entity` (SQLite rewrote our triggers to
+    /// the new names; their table and text say what the names are now). Returns what it followed.
+    private static func follow(_ entity: inout SearchlightModel.Entity, id: Int64, followed: [CaptureStatus.FollowedRename],
+                               at date: Date, _ db: Database) throws -> [CaptureStatus.FollowedRename] {
+        var renames: [CaptureStatus.FollowedRename] = []
+        if try !tableExists(entity.table, db) {
+            let triggerTable = try String.fetchOne(db, sql: """
+                SELECT "tbl_name" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = ?
+                """, arguments: ["searchlight_\(id)_insert"])
+            // RENAME TO took the triggers along; or a tool renamed the table aside and made a new
+            // one under an earlier name (rename, create, copy, drop): go back to that name.
+            let earlier = followed.reversed().filter { $0.entity == entity.name && $0.kind == .table }.map(\.from)
+            let candidates = (triggerTable.map { [$0] } ?? []) + earlier
+            if let table = try candidates.first(where: { try tableExists($0, db) }) {
+                renames.append(.init(entity: entity.name, kind: .table, from: entity.table, to: table, date: date))
+                entity.table = table
+            }
         }
-        try db.execute(sql: #"INSERT INTO "searchlight_entity"("name", "table_name") VALUES (?, ?)"#, arguments: [entity.name, entity.table])
-        return db.lastInsertedRowID
+        guard try tableExists(entity.table, db) else { return renames }
+        let columns = Set(try tableColumns(entity.table, db).map { $0.name.lowercased() })
+        let needed = [entity.primaryKey] + entity.fields.map(\.column) + entity.preserveOnDelete + (entity.trackedColumns ?? [])
+        guard needed.contains(where: { !columns.contains($0.lowercased()) }) else { return renames }
+        // RENAME COLUMN rewrote every reference in our triggers: compare their text with what we
+        // installed, identifier by identifier.
+        var mapping: [String: String] = [:]
+        let collation = (try? keyCollation(entity, db)) ?? "BINARY"
+        let expected = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: try trackedColumns(entity, db: db), keyCollation: collation)
+        for (name, sql) in expected.statements {
+            guard let actual = try String.fetchOne(db, sql: #"SELECT "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = ?"#, arguments: [name]) else { continue }
+            let old = quotedIdentifiers(sql), new = quotedIdentifiers(actual)
+            guard old.count == new.count else { continue }
+            for (before, after) in zip(old, new) where before != after && !columns.contains(before.lowercased()) && columns.contains(after.lowercased()) {
+                mapping[before.lowercased()] = after
+            }
+        }
+        func renamed(_ column: String) -> String {
+            guard let to = mapping[column.lowercased()] else { return column }
+            if !renames.contains(where: { $0.kind == .column && $0.from == column }) {
+                renames.append(.init(entity: entity.name, kind: .column, from: column, to: to, date: date))
+            }
+            return to
+        }
+        entity.primaryKey = renamed(entity.primaryKey)
+        for index in entity.fields.indices { entity.fields[index].column = renamed(entity.fields[index].column) }
+        entity.preserveOnDelete = entity.preserveOnDelete.map(renamed)
+        entity.trackedColumns = entity.trackedColumns?.map(renamed)
+        return renames
     }
 
-    /// Checks one entity against the schema and returns the columns whose updates it tracks.
-    private func check(_ entity: SearchlightModel.Entity, _ db: Database) throws -> (SearchlightModel.Entity, [String]) {
+    /// The double-quoted identifiers of an SQL text, unquoted, in order.
+    private static func quotedIdentifiers(_ sql: String) -> [String] {
+        let characters = Array(sql)
+        var result: [String] = []
+        var index = 0
+        while index < characters.count {
+            guard characters[index] == "\"" else { index += 1; continue }
+            var name = ""
+            index += 1
+            while index < characters.count {
+                if characters[index] == "\"" {
+                    // A doubled quote inside a quoted identifier is one quote.
+                    guard index + 1 < characters.count, characters[index + 1] == "\"" else { break }
+                    index += 1
+                }
+                name.append(characters[index])
+                index += 1
+            }
+            result.append(name)
+            index += 1
+        }
+        return result
+    }
+
+    // MARK: - Checking an entity against the schema
+
+    /// An entity that fits its table: the columns whose updates it tracks and its key's collation.
+    struct Checked {
+        var entity: SearchlightModel.Entity
+        var tracked: [String]
+        var keyCollation: String
+    }
+
+    private static func tableExists(_ table: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM "sqlite_master" WHERE "type" = 'table' AND "name" = ? COLLATE NOCASE)
+            """, arguments: [table]) ?? false
+    }
+
+    /// The columns of a table, generated ones included (hidden 2 and 3), in order.
+    private static func tableColumns(_ table: String, _ db: Database) throws -> [(name: String, pk: Int)] {
+        // The table name is bound as a value: nothing to quote, nothing to get wrong.
+        try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_xinfo(?) WHERE hidden <> 1 ORDER BY cid", arguments: [table])
+            .map { ($0["name"], $0["pk"]) }
+    }
+
+    /// The collation of the entity's key (BINARY for an INTEGER PRIMARY KEY, which has no index).
+    private static func keyCollation(_ entity: SearchlightModel.Entity, _ db: Database) throws -> String {
+        try String.fetchOne(db, sql: """
+            SELECT "x"."coll" FROM pragma_index_list(?1) AS "l", pragma_index_xinfo("l"."name") AS "x"
+            WHERE "l"."origin" = 'pk' AND "x"."key" = 1 AND "x"."cid" >= 0
+            """, arguments: [entity.table]) ?? "BINARY"
+    }
+
+    /// The columns whose updates `entity` records: what the model needs (its indexed fields),
+    /// plus the `trackedColumns` it lists. Other columns are not referenced by the triggers, so
+    /// that the app's migrations may drop or rename them.
+    private static func trackedColumns(_ entity: SearchlightModel.Entity, db: Database) throws -> [String] {
+        var tracked = entity.trackedColumns ?? []
+        for field in entity.fields where !tracked.contains(where: { $0.caseInsensitiveCompare(field.column) == .orderedSame }) {
+            tracked.append(field.column)
+        }
+        return tracked
+    }
+
+    /// Checks one entity against the schema; throws `schemaMismatch` naming the problem.
+    static func check(_ entity: SearchlightModel.Entity, _ db: Database) throws -> Checked {
         func fail(_ message: String) -> SearchlightError {
             SearchlightError(.schemaMismatch, "entity \"\(entity.name)\": \(message)")
         }
@@ -104,10 +258,9 @@ package struct CaptureInstaller {
         if ((kind["sql"] as String?) ?? "").uppercased().hasPrefix("CREATE VIRTUAL") {
             throw fail("\"\(entity.table)\" is a virtual table; only ordinary tables can be tracked")
         }
-        // The table name is bound as a value: nothing to quote, nothing to get wrong.
-        let tableInfo = try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", arguments: [entity.table])
-        let columns: [String] = tableInfo.map { $0["name"] }
-        let keyColumns: [String] = tableInfo.filter { ($0["pk"] as Int) > 0 }.map { $0["name"] }
+        let tableInfo = try tableColumns(entity.table, db)
+        let columns = tableInfo.map(\.name)
+        let keyColumns = tableInfo.filter { $0.pk > 0 }.map(\.name)
         func resolve(_ name: String, _ role: String) throws -> String {
             guard let column = columns.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else {
                 throw fail("\(role) \"\(name)\" is not a column of table \"\(entity.table)\" (columns: \(columns.joined(separator: ", ")))")
@@ -124,18 +277,25 @@ package struct CaptureInstaller {
         guard keyColumns[0].caseInsensitiveCompare(key) == .orderedSame else {
             throw fail("primaryKey \"\(entity.primaryKey)\" is not the primary key of table \"\(entity.table)\" (which is \"\(keyColumns[0])\")")
         }
+        let collation = try keyCollation(entity, db)
+        guard ["BINARY", "NOCASE", "RTRIM"].contains(collation.uppercased()) else {
+            throw fail("primary key \"\(key)\" uses the collation \"\(collation)\", which the application defines; Searchlight compares keys with SQLite's built-in collations only (BINARY, NOCASE, RTRIM)")
+        }
         for field in entity.fields { _ = try resolve(field.column, "field") }
         for column in entity.preserveOnDelete { _ = try resolve(column, "preserveOnDelete column") }
         // Indexed fields are always tracked: an update of one that history did not record would
         // never reach the index (issue 10, bug 8).
-        let tracked = try entity.trackedColumns.map { names in
-            var tracked = try names.map { try resolve($0, "tracked column") }
-            for field in entity.fields {
-                let column = try resolve(field.column, "field")
-                if !tracked.contains(where: { $0.caseInsensitiveCompare(column) == .orderedSame }) { tracked.append(column) }
-            }
-            return tracked
-        } ?? columns
-        return (entity, tracked)
+        let tracked = try trackedColumns(entity, db: db).map { try resolve($0, "tracked column") }
+        return Checked(entity: entity, tracked: tracked, keyCollation: collation)
+    }
+
+    /// The entity's stable id, registering it on first use.
+    private static func entityID(for entity: SearchlightModel.Entity, _ db: Database) throws -> Int64 {
+        if let id = try Int64.fetchOne(db, sql: #"SELECT "id" FROM "searchlight_entity" WHERE "name" = ?"#, arguments: [entity.name]) {
+            try db.execute(sql: #"UPDATE "searchlight_entity" SET "table_name" = ? WHERE "id" = ?"#, arguments: [entity.table, id])
+            return id
+        }
+        try db.execute(sql: #"INSERT INTO "searchlight_entity"("name", "table_name") VALUES (?, ?)"#, arguments: [entity.name, entity.table])
+        return db.lastInsertedRowID
     }
 }

@@ -26,6 +26,9 @@ package struct CaptureTriggers {
     /// - `{{changed}}`: true when a tracked column changed (`OLD."c" IS NOT NEW."c" OR …`)
     /// - `{{updated_columns}}`: a JSON array of the columns that changed
     /// - `{{old_tombstone}}`, `{{row_tombstone}}`: a JSON object of the `preserveOnDelete` values
+    /// - `{{replaced_is_new}}`, `{{replaced_is_old}}`: a scratch row of `searchlight_replaced`
+    ///   holds the key `NEW."k"` (or `OLD."k"`), compared with the key column's collation (so
+    ///   that `'A'` replacing `'a'` in a NOCASE key finds the row it replaced)
     package static let template = #"""
     -- Searchlight capture triggers: the set installed on each tracked table.
     -- A BEFORE trigger opens a transaction with no author unless the newest transaction is an
@@ -33,8 +36,10 @@ package struct CaptureTriggers {
     -- Values are compared byte for byte (COLLATE BINARY) and by type, whatever the columns'
     -- collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change. Keys are
     -- compared byte for byte (a case-only rename is a delete and an insert); 1 and 1.0 are one key.
-    -- A scratch row of searchlight_replaced lives until its key is next updated or deleted, or
-    -- until cleanup runs (deleting it here on every insert cost single-row writes 8%).
+    -- A scratch row of searchlight_replaced (the row an INSERT OR REPLACE, an UPSERT or an
+    -- UPDATE OR REPLACE overwrote) lives until its key is next updated or deleted, or until
+    -- cleanup runs (deleting it here on every insert cost single-row writes 8%). Scratch keys
+    -- compare with the key column's collation.
 
     CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
     WHEN {{not_open}}
@@ -45,6 +50,7 @@ package struct CaptureTriggers {
     CREATE TRIGGER "searchlight_{{id}}_insert_replaces" BEFORE INSERT ON {{table}}
     WHEN EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}})
     BEGIN
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
       INSERT OR REPLACE INTO "searchlight_replaced"("entity_id", "object_id", "tombstone")
         SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE {{key}} = NEW.{{key}};
     END;
@@ -53,7 +59,7 @@ package struct CaptureTriggers {
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
         SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
-        WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
+        WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id")
         VALUES ({{token}}, 1, {{id}}, NEW.{{key}});
     END;
@@ -62,6 +68,16 @@ package struct CaptureTriggers {
     WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
     BEGIN
       {{open_transaction}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE ON {{table}}
+    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
+      AND EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY)
+    BEGIN
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
+      INSERT OR REPLACE INTO "searchlight_replaced"("entity_id", "object_id", "tombstone")
+        SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}}
+        WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY;
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE ON {{table}}
@@ -75,14 +91,21 @@ package struct CaptureTriggers {
     WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
+        WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
         VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}), ({{token}}, 1, {{id}}, NEW.{{key}}, NULL);
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = OLD.{{key}};
+      -- Two statements, not one with OR: SQLite 3.40.1 answers that OR through the BINARY primary
+      -- key even when the comparison is NOCASE, and misses the row.
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE ON {{table}}
-    WHEN EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}})
+    WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY
+      AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = NEW.{{key}};
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_delete_opens" BEFORE DELETE ON {{table}}
@@ -95,14 +118,14 @@ package struct CaptureTriggers {
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
         VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}});
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = OLD.{{key}};
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
     END;
 
     """#
 
     /// The version of ``template``: a store opened on a database whose triggers are older
     /// reinstalls them from the stored model.
-    package static let version = 2
+    package static let version = 3
 
     /// The token of the transaction a trigger records into: the newest log row's.
     static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
@@ -133,10 +156,12 @@ package struct CaptureTriggers {
         package var statements: [(name: String, sql: String)]
     }
 
-    /// Renders the triggers of `entity`, whose id is `entityID` and whose table has
-    /// `tableColumns` (used when the entity tracks every column).
-    package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String]) -> Rendered {
+    /// Renders the triggers of `entity`, whose id is `entityID`, recording updates of
+    /// `trackedColumns`; `keyCollation` is the key column's collation (`BINARY`, `NOCASE`, `RTRIM`).
+    package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String], keyCollation: String = "BINARY") -> Rendered {
         let key = SQLQuoting.identifier(entity.primaryKey)
+        // BINARY keys keep the plain comparison, which the scratch table's primary key serves.
+        let collate = keyCollation.uppercased() == "BINARY" ? "" : " COLLATE \(SQLQuoting.identifier(keyCollation))"
         let tracked = trackedColumns.filter { $0.caseInsensitiveCompare(entity.primaryKey) != .orderedSame }
         func differs(_ column: String) -> String {
             let c = SQLQuoting.identifier(column)
@@ -166,6 +191,8 @@ package struct CaptureTriggers {
             "row_tombstone": tombstone(""),
             "table": SQLQuoting.identifier(entity.table),
             "key": key,
+            "replaced_is_new": "\"object_id\" = NEW.\(key)\(collate)",
+            "replaced_is_old": "\"object_id\" = OLD.\(key)\(collate)",
             "id": String(entityID),
         ])
         let statements = sql.components(separatedBy: "\nEND;")

@@ -103,6 +103,11 @@ package enum MetaKey: String, DatabaseValueConvertible {
     case purgedThroughToken
     /// The newest timestamp of a deleted transaction.
     case purgedThroughTimestamp
+    /// The ``CaptureStatus`` the last install or heal found, as JSON.
+    case captureStatus
+    /// `PRAGMA schema_version` after the last install or heal: a different value means the
+    /// schema changed since, and capture must be checked again.
+    case captureSchemaVersion
 }
 
 /// Small typed access to `searchlight_meta`.

@@ -47,6 +47,9 @@ extension HistoryStore {
     public func consumeNextBatch(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500, in db: Database,
                                  _ body: (HistoryBatch, Database) throws -> Void) throws -> HistoryConsumption {
         try ConsumerLog.validate(author: consumer)
+        // A migration of the host app since the last batch: heal capture, and record the gap
+        // before reading, so that this batch already sees it.
+        try checkCapture(db)
         if batchSize <= 0 { throw SearchlightError(.invalidArgument, "invalid batch size \(batchSize): it must be positive") }
         try HistoryLog.validate(filter, db)
         guard let checkpoint = try ConsumerLog.checkpoint(for: consumer, db) else {
@@ -88,6 +91,7 @@ extension HistoryStore {
     /// The transaction of ``resynchronize(as:_:)``.
     private func resynchronize(as consumer: String, in db: Database, _ body: (HistoryToken, Database) throws -> Void) throws -> HistoryToken {
         try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
+        try checkCapture(db)
         let head = try HistoryLog.headToken(db)
         try body(head, db)
         try ConsumerLog.save(head, for: consumer, now: configuration.clock(), db)

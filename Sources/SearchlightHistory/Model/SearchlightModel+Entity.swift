@@ -12,7 +12,9 @@ extension SearchlightModel {
         public var fields: [Field]
         /// Columns whose values history keeps, as a tombstone, when a row is deleted.
         public var preserveOnDelete: [String]
-        /// The columns whose updates history records. `nil`: every column of the table.
+        /// More columns whose updates history records (in `updatedColumns`), besides the indexed
+        /// fields, which are always tracked. `nil`: the indexed fields only. The capture triggers
+        /// reference no other column, so the app's migrations may drop or rename the others.
         public var trackedColumns: [String]?
 
         public init(name: String, table: String, primaryKey: String, fields: [Field] = [],

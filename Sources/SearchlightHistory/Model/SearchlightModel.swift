@@ -128,7 +128,7 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
                 throw fail("\(path).preserveOnDelete has an empty column name")
             }
             if let tracked = entity.trackedColumns {
-                if tracked.isEmpty { throw fail("\(path).trackedColumns is empty; omit it to track every column") }
+                if tracked.isEmpty { throw fail("\(path).trackedColumns is empty; omit it to track the indexed fields only") }
                 if tracked.contains(where: \.isEmpty) { throw fail("\(path).trackedColumns has an empty column name") }
             }
         }

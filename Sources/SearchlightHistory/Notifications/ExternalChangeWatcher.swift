@@ -11,7 +11,8 @@ import Glibc
 ///
 /// On Linux it sleeps in `poll(2)` on an inotify descriptor that watches the database's
 /// directory for writes to the database and its `-wal` file. Each wake-up reads the head token
-/// and publishes it if it moved; when it reads is ``WatchSchedule``'s: re-checks after an event
+/// and publishes it if it moved (and wakes subscribers if the schema changed: a migration of the
+/// host app, which the next consumer batch checks); when it reads is ``WatchSchedule``'s: re-checks after an event
 /// (a WAL write is reported just before its commit becomes visible), and a slow poll (every
 /// 250 ms by default) that other files' events never push back. Without inotify it polls every 20 ms.
 final class ExternalChangeWatcher: Sendable {
@@ -19,17 +20,18 @@ final class ExternalChangeWatcher: Sendable {
 
     /// - Parameters:
     ///   - publish: called with the head token when it moved.
-    ///   - failed: called once when reading the head starts failing (a dropped or damaged log),
-    ///     so that subscribers wake up, read, and meet the error themselves.
+    ///   - wake: called when the schema changed with no new history (a remade table must be
+    ///     checked at once: until then its writes go unrecorded), and once when reading the head
+    ///     starts failing (a dropped or damaged log), so that subscribers wake up and read.
     init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration,
-         publish: @escaping @Sendable (HistoryToken) -> Void, failed: @escaping @Sendable () -> Void) {
+         publish: @escaping @Sendable (HistoryToken) -> Void, wake: @escaping @Sendable () -> Void) {
         let path = dbPool.path
         let stopped = self.stopped
         let (seconds, attoseconds) = fallbackInterval.components
         let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         let thread = Thread {
             Self.run(path: path, dbPool: dbPool, logger: logger, fallbackMilliseconds: milliseconds, stopped: stopped,
-                     publish: publish, failed: failed)
+                     publish: publish, wake: wake)
         }
         thread.name = "searchlight.watcher"
         thread.start()
@@ -38,7 +40,7 @@ final class ExternalChangeWatcher: Sendable {
     func stop() { stopped.set() }
 
     private static func run(path: String, dbPool: DatabasePool, logger: Logger, fallbackMilliseconds: Int32, stopped: AtomicFlag,
-                            publish: @Sendable (HistoryToken) -> Void, failed: @Sendable () -> Void) {
+                            publish: @Sendable (HistoryToken) -> Void, wake: @Sendable () -> Void) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let names: Set<String> = [url.lastPathComponent, url.lastPathComponent + "-wal"]
@@ -56,6 +58,7 @@ final class ExternalChangeWatcher: Sendable {
         defer { if descriptor >= 0 { close(descriptor) } }
 
         var last = HistoryToken.zero
+        var lastSchemaVersion: Int64?
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
         var schedule = WatchSchedule(fallback: Int64(fallbackMilliseconds), now: now())
@@ -75,18 +78,24 @@ final class ExternalChangeWatcher: Sendable {
             guard !stopped.isSet, relevant || schedule.isDue(now: now()) else { continue }
             var moved = false
             do {
-                let head = try dbPool.read(HistoryLog.headToken)
+                let (head, schemaVersion) = try dbPool.read { db in
+                    (try HistoryLog.headToken(db), try Int64.fetchOne(db, sql: "PRAGMA schema_version"))
+                }
                 failing = false
                 if head > last {
                     last = head
                     moved = true
                     publish(head)
+                } else if let lastSchemaVersion, schemaVersion != lastSchemaVersion {
+                    moved = true
+                    wake()
                 }
+                lastSchemaVersion = schemaVersion
             } catch {
                 if !failing {
                     logger.debug("cannot read the history head: \(error)")
                     failing = true
-                    failed()
+                    wake()
                 }
             }
             schedule.checked(now: now(), moved: moved)

@@ -32,8 +32,8 @@ final class HistoryNotifier: Sendable {
         }
     }
 
-    /// Wakes every subscriber with the last token (reading history failed: let them read, and
-    /// meet the error).
+    /// Wakes every subscriber with the last token (the schema changed, or reading history
+    /// failed: let them read, and check or meet the error).
     func wakeAll() {
         state.withLock { state in
             for continuation in state.continuations.values { continuation.yield(state.lastToken) }
@@ -50,7 +50,7 @@ final class HistoryNotifier: Sendable {
                 state.watcher = ExternalChangeWatcher(
                     dbPool: dbPool, logger: logger, fallbackInterval: fallbackInterval,
                     publish: { [weak self] token in self?.publish(token) },
-                    failed: { [weak self] in self?.wakeAll() })
+                    wake: { [weak self] in self?.wakeAll() })
             }
             return id
         }

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Whether history records each entity's changes now, and what Searchlight followed when the
+/// host app changed its schema.
+///
+/// Searchlight checks the schema whenever it changes (`PRAGMA schema_version`, read by every
+/// consumer batch and when a store opens) and heals what it can with no manual step:
+/// - triggers lost with a remade table are reinstalled, and the gap is recorded in history
+///   (consumers behind it get ``HistoryResync/Reason-swift.enum/captureInterrupted(checkpoint:through:)``);
+/// - `ALTER TABLE … RENAME TO` and `RENAME COLUMN` are followed: the stored model takes the new
+///   names (``followed`` says what was followed);
+/// - an entity whose table was dropped, or whose table lost a column the model needs, stops
+///   being captured (``Entity/state``) while the others go on; its documents leave the index.
+///   A table created again under the same name is picked up again.
+///
+/// ```swift
+/// let status = try store.captureStatus()
+/// for entity in status.entities where entity.state != .capturing {
+///     print(entity.name, entity.state)   // Note  tableMissing("notes")
+/// }
+/// ```
+public struct CaptureStatus: Hashable, Sendable, Codable {
+    /// Whether an entity's changes are recorded.
+    public enum State: Hashable, Sendable, Codable, CustomStringConvertible {
+        /// Its triggers are installed: every change is recorded.
+        case capturing
+        /// Its table does not exist (dropped, or renamed in a way that could not be followed).
+        case tableMissing(String)
+        /// Its table no longer fits the model (a column the model needs was dropped); the
+        /// message says which, and what to do.
+        case modelMismatch(String)
+
+        public var description: String {
+            switch self {
+            case .capturing: "capturing"
+            case .tableMissing(let table): "table \"\(table)\" is missing: its documents left the index; it is picked up again if the table is created again"
+            case .modelMismatch(let message): message
+            }
+        }
+    }
+
+    /// One entity of the installed model.
+    public struct Entity: Hashable, Sendable, Codable {
+        public var name: String
+        /// Its table now (after followed renames).
+        public var table: String
+        public var state: State
+    }
+
+    /// A rename Searchlight followed.
+    public struct FollowedRename: Hashable, Sendable, Codable, CustomStringConvertible {
+        public enum Kind: String, Hashable, Sendable, Codable { case table, column }
+        public var entity: String
+        public var kind: Kind
+        public var from: String
+        public var to: String
+        /// When it was followed.
+        public var date: Date
+
+        public var description: String {
+            "entity \(entity): \(kind.rawValue) \"\(from)\" renamed to \"\(to)\" (followed)"
+        }
+    }
+
+    public var entities: [Entity]
+    /// Renames followed since the model was last installed (`searchlight init`), oldest first.
+    public var followed: [FollowedRename]
+
+    /// Entities whose changes are not recorded now.
+    public var notCapturing: [Entity] { entities.filter { $0.state != .capturing } }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+/// The host app migrates its schema with tools we do not control (issue 10): a remade table,
+/// `RENAME TO`, `RENAME COLUMN`, `ADD` and `DROP COLUMN`, a dropped table. Capture heals with no
+/// manual step, nothing is lost, and no ghost stays in the index.
+@Suite struct SchemaEvolutionTests {
+    struct Fixture {
+        let db: TestDatabase
+        let store: HistoryStore
+        let indexer: Indexer
+        var index: SearchIndex { SearchIndex(store: store) }
+
+        init() throws {
+            db = try TestDatabase()
+            store = try db.openStore()
+            indexer = try Indexer(store: store)
+            try db.shell("INSERT INTO notes(id, title, body) VALUES (1, 'alpha', 'one'), (2, 'bravo', 'two'); INSERT INTO people VALUES ('p1', 'carol', 'c@x');")
+            try indexer.indexPendingChanges()
+        }
+
+        func ids(_ text: String) throws -> [ObjectID] {
+            try index.search(text, limit: nil).hits.map(\.objectID).sorted { "\($0)" < "\($1)" }
+        }
+
+        func state(_ entity: String) throws -> CaptureStatus.State? {
+            try store.captureStatus().entities.first { $0.name == entity }?.state
+        }
+    }
+
+    /// Found by a black-box attack: the triggers came back when a store opened the database,
+    /// but what changed while they were missing never reached the index (a deleted row kept
+    /// matching). Now every consumer behind that point is told to resynchronize.
+    @Test func changesMadeWhileTriggersWereMissingAreReconciled() throws {
+        let db = try TestDatabase()
+        do {
+            let store = try db.openStore()
+            try db.shell("INSERT INTO notes(id, title) VALUES (1, 'alpha'), (2, 'bravo');")
+            try Indexer(store: store).indexPendingChanges()
+            try store.resynchronize(as: "exporter") { _, _ in }
+        }
+        // The migration tool's remake: new table, copy (changing rows), drop, rename.
+        try db.shell("""
+            BEGIN; CREATE TABLE notes_new(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT, extra TEXT);
+            INSERT INTO notes_new(id, title) SELECT id, CASE WHEN title = 'bravo' THEN 'zulu' ELSE title END FROM notes WHERE id <> 1;
+            DROP TABLE notes; ALTER TABLE notes_new RENAME TO notes; COMMIT;
+            """)
+        let store = try HistoryStore(path: db.path) // reinstalls the triggers, and marks the gap
+        guard case let .needsResync(resync) = try store.consumeNextBatch(as: "exporter", { _, _ in }),
+              case .captureInterrupted = resync.reason else {
+            Issue.record("a consumer must learn that capture was interrupted"); return
+        }
+        let summary = try Indexer(store: store).indexPendingChanges()
+        guard case .captureInterrupted? = summary.rebuildReason else {
+            Issue.record("expected a rebuild, got \(String(describing: summary.rebuildReason))"); return
+        }
+        let index = SearchIndex(store: store)
+        #expect(try index.search("alpha", limit: nil).total == 0)
+        #expect(try index.search("zulu", limit: nil).hits.map(\.objectID) == [.integer(2)])
+        try db.shell("INSERT INTO notes(id, title) VALUES (3, 'charlie');")
+        try Indexer(store: store).indexPendingChanges()
+        #expect(try index.search("charlie", limit: nil).total == 1, "capture goes on")
+        #expect(try Indexer(store: store).verify().isConsistent)
+    }
+
+    /// Issue 10: "a table remake silently ends capture" while `index`/`watch` keep the store
+    /// open. The next batch notices the schema change (`PRAGMA schema_version`) and heals.
+    @Test func aTableRemadeWhileTheStoreIsOpenIsHealedByTheNextBatch() throws {
+        let f = try Fixture()
+        try f.db.shell("""
+            BEGIN; CREATE TABLE notes_new(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+            INSERT INTO notes_new SELECT * FROM notes WHERE id <> 1; DROP TABLE notes;
+            ALTER TABLE notes_new RENAME TO notes; COMMIT;
+            INSERT INTO notes(id, title) VALUES (3, 'charlie'); -- before the heal: not captured
+            """)
+        let summary = try f.indexer.indexPendingChanges()
+        guard case .captureInterrupted? = summary.rebuildReason else {
+            Issue.record("expected a rebuild, got \(String(describing: summary.rebuildReason))"); return
+        }
+        #expect(try f.ids("alpha") == [], "the row deleted during the remake left the index")
+        #expect(try f.ids("charlie") == [.integer(3)], "the write made before the heal was reconciled")
+        try f.db.shell("UPDATE notes SET title = 'delta' WHERE id = 3;")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("delta") == [.integer(3)], "capture resumed")
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// A follower (`watch`) is woken by the schema change itself: the remade table's writes are
+    /// indexed with no new history from it and no restart.
+    @Test func aRunningFollowerHealsARemadeTable() async throws {
+        let f = try Fixture()
+        f.indexer.start()
+        try await f.indexer.waitUntilCaughtUp()
+        try f.db.shell("""
+            BEGIN; CREATE TABLE notes_new(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+            INSERT INTO notes_new SELECT * FROM notes; DROP TABLE notes; ALTER TABLE notes_new RENAME TO notes; COMMIT;
+            """)
+        try f.db.shell("INSERT INTO notes(id, title) VALUES (7, 'echo');")
+        // Waits for a condition, with a generous bound (no latency is asserted).
+        let found = try await withTimeout(60) {
+            while try f.ids("echo") != [.integer(7)] { try await Task.sleep(for: .milliseconds(50)) }
+            return true
+        }
+        await f.indexer.stop()
+        #expect(found)
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// `ALTER TABLE … RENAME TO`: SQLite moves our triggers along; the model follows the table,
+    /// and status says so.
+    @Test func aRenamedTableIsFollowed() throws {
+        let f = try Fixture()
+        try f.db.shell("ALTER TABLE notes RENAME TO notes_v2; INSERT INTO notes_v2(id, title) VALUES (3, 'charlie'); DELETE FROM notes_v2 WHERE id = 1;")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("charlie") == [.integer(3)])
+        #expect(try f.ids("alpha") == [])
+        let status = try f.store.captureStatus()
+        #expect(status.entities.first { $0.name == "Note" }?.table == "notes_v2")
+        #expect(status.followed.map(\.description) == ["entity Note: table \"notes\" renamed to \"notes_v2\" (followed)"])
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// `ALTER TABLE … RENAME COLUMN` of an indexed field: SQLite rewrites our triggers; the
+    /// model follows the column.
+    @Test func aRenamedIndexedColumnIsFollowed() throws {
+        let f = try Fixture()
+        try f.db.shell("ALTER TABLE notes RENAME COLUMN body TO content; UPDATE notes SET content = 'uniform' WHERE id = 2;")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("uniform") == [.integer(2)])
+        let model = try f.store.dbPool.read { try f.store.installedModel(in: $0) }
+        #expect(model.entity(named: "Note")?.fields.map(\.column) == ["title", "content", "tags"])
+        #expect(try f.store.captureStatus().followed.map(\.description) == ["entity Note: column \"body\" renamed to \"content\" (followed)"])
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// Issue 10: `DROP COLUMN` of any tracked column failed with "error in trigger". A column the
+    /// model neither indexes nor preserves is not referenced by the triggers any more.
+    @Test func dropOrRenameOfAColumnTheModelDoesNotNeedSucceeds() throws {
+        let db = try TestDatabase(schema: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, views INTEGER, draft TEXT);")
+        let model = try SearchlightModel(entities: [.init(name: "Note", table: "notes", primaryKey: "id", fields: [.init(column: "title")])])
+        let store = try db.openStore(model: model)
+        let indexer = try Indexer(store: store)
+        try db.shell("INSERT INTO notes(id, title, views) VALUES (1, 'oscar', 3);")
+        try indexer.indexPendingChanges()
+        // ADD, RENAME and DROP COLUMN of columns the model does not need, by the sqlite3 shell.
+        try db.shell("""
+            ALTER TABLE notes ADD COLUMN rating REAL; ALTER TABLE notes RENAME COLUMN views TO hits;
+            ALTER TABLE notes DROP COLUMN body; ALTER TABLE notes DROP COLUMN draft;
+            UPDATE notes SET title = 'papa', hits = 4 WHERE id = 1;
+            """)
+        try indexer.indexPendingChanges()
+        #expect(try SearchIndex(store: store).search("papa", limit: nil).total == 1)
+        let status = try store.captureStatus()
+        #expect(status.notCapturing.isEmpty && status.followed.isEmpty)
+        #expect(try indexer.verify().isConsistent)
+        // An indexed column is read by the triggers: SQLite refuses to drop it, and the message
+        // names our trigger (the README shows the way through: a model without the field first).
+        #expect(throws: (any Error).self) { try db.shell("ALTER TABLE notes DROP COLUMN title;") }
+    }
+
+    /// Dropping an indexed column with a remake (SQLite itself refuses `DROP COLUMN` of a
+    /// column our triggers read) is a model change: the entity is set aside with a message that
+    /// names the field, its documents leave the index, the other entities go on, and a model
+    /// without the field picks it up again.
+    @Test func aRemakeThatDropsAnIndexedColumnSetsTheEntityAsideWithAClearMessage() throws {
+        let f = try Fixture()
+        try f.db.shell("""
+            BEGIN; CREATE TABLE notes_new(id INTEGER PRIMARY KEY, title TEXT, tags TEXT);
+            INSERT INTO notes_new SELECT id, title, tags FROM notes; DROP TABLE notes;
+            ALTER TABLE notes_new RENAME TO notes; COMMIT;
+            INSERT INTO people VALUES ('p2', 'dave', 'd@x');
+            """)
+        try f.indexer.indexPendingChanges()
+        guard case let .modelMismatch(message)? = try f.state("Note") else {
+            Issue.record("expected a model mismatch, got \(String(describing: try f.state("Note")))"); return
+        }
+        #expect(message.contains("field \"body\"") && message.contains("searchlight init"), "\(message)")
+        #expect(try f.ids("alpha") == [], "no stale documents")
+        #expect(try f.ids("dave") == [.text("p2")], "the other entities go on")
+        #expect(try f.indexer.verify().isConsistent)
+        // The way through: a model without the field.
+        var model = TestDatabase.notesModel
+        model.entities[0].fields.removeAll { $0.column == "body" }
+        let store = try f.db.openStore(model: model)
+        try Indexer(store: store).indexPendingChanges()
+        #expect(try SearchIndex(store: store).search("alpha", limit: nil).total == 1)
+        #expect(try store.captureStatus().notCapturing.isEmpty)
+    }
+
+    /// Issue 10: a dropped table stopped indexing for every entity. Its documents leave the
+    /// index, status names the missing table, the others go on, and the table is picked up
+    /// again when created again.
+    @Test func aDroppedTableLeavesTheIndexAndIsPickedUpWhenCreatedAgain() throws {
+        let f = try Fixture()
+        try f.db.shell("DROP TABLE notes; INSERT INTO people VALUES ('p2', 'dave', 'd@x');")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.state("Note") == .tableMissing("notes"))
+        #expect(try f.ids("alpha") == [], "no ghost of a dropped table")
+        #expect(try f.ids("dave") == [.text("p2")])
+        #expect(try f.indexer.verify().isConsistent)
+        // Created again (and filled while not yet checked).
+        try f.db.shell("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT); INSERT INTO notes(id, title) VALUES (9, 'india');")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.state("Note") == .capturing)
+        #expect(try f.ids("india") == [.integer(9)])
+        try f.db.shell("INSERT INTO notes(id, title) VALUES (10, 'juliet');")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("juliet") == [.integer(10)])
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// Some tools remake by renaming the old table aside first (rename, create, copy, drop). If
+    /// Searchlight looks in the middle, it follows the rename, then goes back to the first name.
+    @Test func aRemakeThatRenamesTheOldTableAsideEndsOnTheNewTable() throws {
+        let f = try Fixture()
+        try f.db.shell("ALTER TABLE notes RENAME TO notes_old;")
+        try f.indexer.indexPendingChanges() // looks in the middle of the migration
+        try f.db.shell("""
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+            INSERT INTO notes SELECT * FROM notes_old WHERE id <> 2; DROP TABLE notes_old;
+            INSERT INTO notes(id, title) VALUES (4, 'kilo');
+            """)
+        try f.indexer.indexPendingChanges()
+        #expect(try f.store.captureStatus().entities.first { $0.name == "Note" }?.table == "notes")
+        #expect(try f.ids("bravo") == [])
+        #expect(try f.ids("kilo") == [.integer(4)])
+        try f.db.shell("INSERT INTO notes(id, title) VALUES (5, 'lima');")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("lima") == [.integer(5)])
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// Generated columns can be indexed fields, and STRICT tables are ordinary tables.
+    @Test func generatedColumnsAndStrictTablesAreIndexed() throws {
+        let db = try TestDatabase(schema: """
+            CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, label TEXT GENERATED ALWAYS AS ('label ' || name) VIRTUAL,
+                               stored TEXT GENERATED ALWAYS AS (upper(name)) STORED) STRICT;
+            """)
+        let model = try SearchlightModel(entities: [.init(name: "Item", table: "items", primaryKey: "id",
+                                                          fields: [.init(column: "label"), .init(column: "stored")])])
+        let store = try db.openStore(model: model)
+        let indexer = try Indexer(store: store)
+        try db.shell("INSERT INTO items(id, name) VALUES (1, 'mike'); UPDATE items SET name = 'november' WHERE id = 1;")
+        try indexer.indexPendingChanges()
+        let index = SearchIndex(store: store)
+        #expect(try index.search("november", limit: nil).total == 1)
+        #expect(try index.search("mike", limit: nil).total == 0)
+        #expect(try indexer.verify().isConsistent)
+    }
+
+    /// A key whose collation the application defines cannot be compared by our connections:
+    /// refused at `init` with one line naming it.
+    @Test func aKeyWithAnApplicationCollationIsRefusedAtInit() throws {
+        let db = try TestDatabase(schema: "SELECT 1;")
+        var configuration = Configuration()
+        configuration.prepareDatabase { $0.add(collation: DatabaseCollation("reverse") { a, b in b.compare(a) == .orderedAscending ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending) }) }
+        let queue = try DatabaseQueue(path: db.path, configuration: configuration)
+        try queue.write { try $0.execute(sql: "CREATE TABLE tags(k TEXT PRIMARY KEY COLLATE reverse, title TEXT)") }
+        try queue.close()
+        let model = try SearchlightModel(entities: [.init(name: "Tag", table: "tags", primaryKey: "k", fields: [.init(column: "title")])])
+        let before = try db.schemaSnapshot()
+        #expect { try db.openStore(model: model) } throws: { error in
+            (error as? SearchlightError)?.message.contains("collation \"reverse\"") == true
+        }
+        #expect(try db.schemaSnapshot() == before)
+    }
+}
