@@ -1,5 +1,6 @@
 import ArgumentParser
 import Searchlight
+import SearchlightHistory
 
 struct IndexCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,5 +13,8 @@ struct IndexCommand: ParsableCommand {
         let summary = try Indexer(store: store, configuration: options.indexerConfiguration()).indexPendingChanges()
         if let reason = summary.rebuildReason { print("Rebuilt the index (\(reason)).") }
         print("Processed \(summary.changes) changes: \(summary.upserted) documents upserted, \(summary.removed) removed; token \(summary.token).")
+        for entity in try store.captureStatus().notCapturing {
+            print("Not indexed: entity \(entity.name): \(entity.state)")
+        }
     }
 }

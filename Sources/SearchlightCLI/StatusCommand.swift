@@ -44,6 +44,8 @@ struct StatusCommand: ParsableCommand {
         var documentsByEntity: [String: Int]
         var historyTransactions: Int
         var historyChanges: Int
+        /// Each entity's capture state, and the renames followed.
+        var capture: CaptureStatus
     }
 
     func run() throws {
@@ -57,7 +59,8 @@ struct StatusCommand: ParsableCommand {
                       timestamp: $0.timestamp.map(Output.iso8601), lag: $0.lag, expired: $0.expired)
             },
             documents: documents.values.reduce(0, +), documentsByEntity: documents,
-            historyTransactions: history.transactions, historyChanges: history.changes)
+            historyTransactions: history.transactions, historyChanges: history.changes,
+            capture: try store.captureStatus())
         if format == .json {
             print(try Output.json(status))
             return
@@ -71,5 +74,11 @@ struct StatusCommand: ParsableCommand {
                          consumer.timestamp ?? "-", String(consumer.lag), consumer.expired ? "yes" : "no"])
         }
         print(Output.table(rows))
+        for entity in status.capture.notCapturing {
+            print("Not captured: entity \(entity.name): \(entity.state)")
+        }
+        for rename in status.capture.followed {
+            print("Followed: \(rename) on \(Output.iso8601(rename.date))")
+        }
     }
 }

@@ -254,7 +254,7 @@ public final class HistoryStore: Sendable {
         guard let json else { throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first") }
         let model = try SearchlightModel(jsonData: Data(json.utf8))
         installed.withLock { $0 = (model, revision) }
-        configuration.logger.notice("another process installed a new model (revision \(revision))")
+        configuration.logger.notice("the installed model changed (revision \(revision)): another process installed one, or a rename was followed")
         return model
     }
 

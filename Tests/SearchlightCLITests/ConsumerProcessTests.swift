@@ -148,7 +148,7 @@ import SearchlightTestSupport
         // The watcher may do the rebuild itself (if it gets there before init does), but only
         // after it has read the new model: never with the one it started with.
         let lines = result.stderr.split(separator: "\n")
-        let reloaded = lines.firstIndex { $0.contains("another process installed a new model") }
+        let reloaded = lines.firstIndex { $0.contains("the installed model changed") }
         let rebuilt = lines.firstIndex { $0.contains("rebuilding the index from scratch: the model") }
         if let rebuilt { #expect(reloaded.map { $0 < rebuilt } == true, "the watcher rebuilt with its stale model: \(result.stderr)") }
         let layout = try DatabaseQueue(path: db.path).read { try String.fetchOne($0, sql: "SELECT value FROM searchlight_index_state WHERE key = 'layout'") }

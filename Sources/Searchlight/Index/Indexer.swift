@@ -72,7 +72,7 @@ public final class Indexer: Sendable {
         public var description: String {
             switch self {
             case .notBuilt: "the index has not been built yet"
-            case .modelChanged: "the model's indexed fields, weights or tokenizer (or a table's key) changed"
+            case .modelChanged: "the model or its tables changed (indexed fields, weights, tokenizer, a table's key, a table renamed, dropped or created again)"
             case .noCheckpoint: "the indexer has no checkpoint"
             case let .historyExpired(resync): "history the indexer had not processed was deleted by cleanup (\(resync))"
             case let .captureInterrupted(resync): "\(resync)"

@@ -30,6 +30,27 @@ public struct CaptureStatus: Hashable, Sendable, Codable {
         /// message says which, and what to do.
         case modelMismatch(String)
 
+        private enum CodingKeys: String, CodingKey { case kind, table, message }
+
+        /// `{"kind": "capturing"}`, `{"kind": "tableMissing", "table": …}`, `{"kind": "modelMismatch", "message": …}`.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .capturing: try container.encode("capturing", forKey: .kind)
+            case .tableMissing(let table): try container.encode("tableMissing", forKey: .kind); try container.encode(table, forKey: .table)
+            case .modelMismatch(let message): try container.encode("modelMismatch", forKey: .kind); try container.encode(message, forKey: .message)
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            switch try container.decode(String.self, forKey: .kind) {
+            case "tableMissing": self = .tableMissing(try container.decode(String.self, forKey: .table))
+            case "modelMismatch": self = .modelMismatch(try container.decode(String.self, forKey: .message))
+            default: self = .capturing
+            }
+        }
+
         public var description: String {
             switch self {
             case .capturing: "capturing"
