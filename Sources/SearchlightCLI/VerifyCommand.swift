@@ -27,6 +27,7 @@ struct VerifyCommand: ParsableCommand {
         var pending: Int
         var token: HistoryToken
         var integrityErrors: [String]
+        var notIndexed: [String]
         var entities: [VerificationReport.EntityReport]
     }
 
@@ -39,15 +40,18 @@ struct VerifyCommand: ParsableCommand {
         case .json:
             print(try Output.json(Result(consistent: consistent, repaired: result.repaired, differences: found.differences,
                                          pending: found.pending, token: found.token, integrityErrors: found.integrityErrors,
-                                         entities: found.entities)))
+                                         notIndexed: found.notIndexed, entities: found.entities)))
         case .text:
             for entity in found.entities {
                 print("\(entity.entity): \(entity.indexedDocuments) indexed, \(entity.sourceDocuments) in the source; "
                       + "\(entity.missing.count) missing, \(entity.stale.count) stale, \(entity.extra.count) extra")
             }
             for error in found.integrityErrors { print("integrity: \(error)") }
+            for message in found.notIndexed { print("not indexed: \(message)") }
             if found.isConsistent {
                 print("The index equals the source (token \(found.token)).")
+            } else if found.differences == 0 && found.integrityErrors.isEmpty {
+                print("The index is not complete: \(found.notIndexed.count) entities are not indexed (see above).")
             } else if repair {
                 print("Repaired \(found.differences) differences\(consistent ? "; the index now equals the source" : ", but differences remain").")
             } else {

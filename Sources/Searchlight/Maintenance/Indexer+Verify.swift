@@ -106,7 +106,11 @@ extension Indexer {
             reports.append(.init(entity: entity.entity.name, sourceDocuments: expected.count, indexedDocuments: indexed,
                                  missing: missing.sorted(), stale: stale.sorted(), extra: extra.sorted()))
         }
-        return VerificationReport(entities: reports, integrityErrors: integrityErrors, pending: pendingCount, token: token)
+        let notIndexed = try store.captureStatus(in: db).notCapturing.compactMap { entity -> String? in
+            guard case let .modelMismatch(message) = entity.state else { return nil }
+            return message
+        }
+        return VerificationReport(entities: reports, integrityErrors: integrityErrors, pending: pendingCount, token: token, notIndexed: notIndexed)
     }
 
     private func integrityCheck(_ db: Database) throws -> [String] {

@@ -28,9 +28,13 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     /// The token the index had reached.
     public var token: HistoryToken
 
+    /// Entities whose table exists but is set aside (``CaptureStatus/State/modelMismatch(_:)``):
+    /// its rows are not indexed until a model that fits is installed. One line each.
+    public var notIndexed: [String] = []
+
     public var differences: Int { entities.reduce(0) { $0 + $1.differences } }
-    /// True when the index equals the source.
-    public var isConsistent: Bool { differences == 0 && integrityErrors.isEmpty }
+    /// True when the index equals the source (an entity set aside is a difference).
+    public var isConsistent: Bool { differences == 0 && integrityErrors.isEmpty && notIndexed.isEmpty }
 }
 
 /// What ``Indexer/catchUpAndVerify(repairing:)`` found and did.

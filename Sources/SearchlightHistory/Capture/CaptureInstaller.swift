@@ -16,6 +16,8 @@ package struct CaptureInstaller {
     package func install(_ db: Database, at date: Date) throws {
         let checked = try model.entities.map { try Self.check($0, db) }
         try HistorySchema.migrate(db)
+        let declared = Dictionary(model.entities.map { ($0.name, $0.table) }, uniquingKeysWith: { first, _ in first })
+        try Meta.set(db, .declaredTables, String(decoding: try JSONEncoder().encode(declared), as: UTF8.self))
         try Self.apply(model: model, checked: checked, problems: [], followed: [], at: date, db)
     }
 
@@ -30,13 +32,19 @@ package struct CaptureInstaller {
         var model = try SearchlightModel(jsonData: Data(json.utf8))
         var followed = try storedStatus(db)?.followed ?? []
         let ids = try HistoryLog.EntityNames.fetch(db).ids
+        let taken = try followTables(&model, ids: ids, followed: &followed, at: date, db)
         for index in model.entities.indices {
-            guard let id = ids[model.entities[index].name] else { continue }
-            followed += try follow(&model.entities[index], id: id, followed: followed, at: date, db)
+            guard let id = ids[model.entities[index].name], try tableExists(model.entities[index].table, db) else { continue }
+            followed += try followColumns(&model.entities[index], id: id, at: date, db)
         }
         var checked: [Checked] = []
         var problems: [CaptureStatus.Entity] = []
         for entity in model.entities {
+            if let (other, table) = taken[entity.name] {
+                problems.append(.init(name: entity.name, table: table, state: .modelMismatch(
+                    "entity \"\(entity.name)\": table \"\(table)\" now holds the rows of entity \"\(other)\" (tables were renamed); install a model that says which table is which (searchlight init)")))
+                continue
+            }
             do {
                 checked.append(try check(entity, db))
             } catch let error as SearchlightError {
@@ -78,17 +86,31 @@ package struct CaptureInstaller {
         var current: [String: (table: String, sql: String)] = [:]
         for row in existing { current[row["name"]] = (row["tbl_name"], row["sql"]) }
 
+        let previousRootPages = try Meta.get(db, .captureRootPages, as: String.self)
+            .flatMap { try? JSONDecoder().decode([String: Int64].self, from: Data($0.utf8)) } ?? [:]
+        var rootPages: [String: Int64] = [:]
+        // With auto-vacuum, dropping any table moves root pages: the check would only cause
+        // needless resyncs there, so such databases go without it.
+        let rootPagesAreStable = try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") == 0
         var interrupted = false
         var wanted: [String: String] = [:]
         for entry in checked {
             let id = try entityID(for: entry.entity, db)
+            let rootPage = try Int64.fetchOne(db, sql: """
+                SELECT "rootpage" FROM "sqlite_master" WHERE "type" = 'table' AND "name" = ? COLLATE NOCASE
+                """, arguments: [entry.entity.table])
+            rootPages[entry.entity.name] = rootPage
             if knownIDs[entry.entity.name] != nil {
                 // A known entity missing a trigger on its table, or one that was set aside: what
-                // changed meanwhile is unknown.
+                // changed meanwhile is unknown. So is it when the table was remade by a tool that
+                // put our triggers back itself (SQLite's 12-step ALTER TABLE procedure): the
+                // remade table has a new root page. (VACUUM may renumber pages too: a needless
+                // resync, never a missed change.)
                 let intact = essentialTriggers.allSatisfy { kind in
                     current["searchlight_\(id)_\(kind)"].map { $0.table.caseInsensitiveCompare(entry.entity.table) == .orderedSame } ?? false
                 }
-                if !intact || previouslyLost.contains(entry.entity.name) { interrupted = true }
+                let remade = rootPagesAreStable && (previousRootPages[entry.entity.name].map { $0 != rootPage } ?? false)
+                if !intact || remade || previouslyLost.contains(entry.entity.name) { interrupted = true }
             }
             let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation)
             for (name, sql) in rendered.statements { wanted[name] = sql }
@@ -113,6 +135,7 @@ package struct CaptureInstaller {
             problemsByName[entity.name] ?? .init(name: entity.name, table: entity.table, state: .capturing)
         }, followed: followed)
         try Meta.set(db, .captureStatus, String(decoding: try JSONEncoder().encode(status), as: UTF8.self))
+        try Meta.set(db, .captureRootPages, String(decoding: try JSONEncoder().encode(rootPages), as: UTF8.self))
         if interrupted { try recordCaptureGap(at: date, db) }
         try Meta.set(db, .captureSchemaVersion, try Int64.fetchOne(db, sql: "PRAGMA schema_version"))
         return status
@@ -131,28 +154,78 @@ package struct CaptureInstaller {
 
     // MARK: - Following renames
 
-    /// Follows a renamed table or renamed columns of `entity` (SQLite rewrote our triggers to
-    /// the new names; their table and text say what the names are now). Returns what it followed.
-    private static func follow(_ entity: inout SearchlightModel.Entity, id: Int64, followed: [CaptureStatus.FollowedRename],
-                               at date: Date, _ db: Database) throws -> [CaptureStatus.FollowedRename] {
-        var renames: [CaptureStatus.FollowedRename] = []
-        if try !tableExists(entity.table, db) {
-            let triggerTable = try String.fetchOne(db, sql: """
+    /// Decides which table each entity tracks now, after the host app renamed tables:
+    /// 1. the table the model names (as installed by `init`), if it exists and holds no other
+    ///    entity's triggers: a rename-aside migration (rename, create, copy) ends on it, and so
+    ///    does a remake;
+    /// 2. otherwise the table its triggers moved to (`RENAME TO` takes them along);
+    /// 3. otherwise the table it tracked, if it still exists.
+    /// No two entities ever end on one table. Returns the entities whose table now holds another
+    /// entity's triggers (they are set aside), with that entity's name and the table.
+    private static func followTables(_ model: inout SearchlightModel, ids: [String: Int64], followed: inout [CaptureStatus.FollowedRename],
+                                     at date: Date, _ db: Database) throws -> [String: (entity: String, table: String)] {
+        var triggerTables: [String: String] = [:]
+        for entity in model.entities {
+            guard let id = ids[entity.name], let table = try String.fetchOne(db, sql: """
                 SELECT "tbl_name" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = ?
-                """, arguments: ["searchlight_\(id)_insert"])
-            // RENAME TO took the triggers along; or a tool renamed the table aside and made a new
-            // one under an earlier name (rename, create, copy, drop): go back to that name.
-            let earlier = followed.reversed().filter { $0.entity == entity.name && $0.kind == .table }.map(\.from)
-            let candidates = (triggerTable.map { [$0] } ?? []) + earlier
-            if let table = try candidates.first(where: { try tableExists($0, db) }) {
-                renames.append(.init(entity: entity.name, kind: .table, from: entity.table, to: table, date: date))
-                entity.table = table
+                """, arguments: ["searchlight_\(id)_insert"]) else { continue }
+            triggerTables[entity.name] = table
+        }
+        func same(_ a: String, _ b: String) -> Bool { a.caseInsensitiveCompare(b) == .orderedSame }
+        func owner(_ table: String) -> String? { triggerTables.first { same($0.value, table) }?.key }
+        // The tables `init` installed the model with (before any rename was followed).
+        let declaredTables = try Meta.get(db, .declaredTables, as: String.self)
+            .flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+        func declared(_ entity: SearchlightModel.Entity) -> String {
+            declaredTables[entity.name] ?? followed.first { $0.entity == entity.name && $0.kind == .table }?.from ?? entity.table
+        }
+        var chosen: [String: String] = [:]
+        func isFree(_ table: String) -> Bool { !chosen.values.contains { same($0, table) } }
+        for entity in model.entities {
+            let name = declared(entity)
+            if try tableExists(name, db), owner(name).map({ $0 == entity.name }) ?? true, isFree(name) { chosen[entity.name] = name }
+        }
+        for entity in model.entities where chosen[entity.name] == nil {
+            if let table = triggerTables[entity.name], try tableExists(table, db), isFree(table) { chosen[entity.name] = table }
+        }
+        for entity in model.entities where chosen[entity.name] == nil {
+            if try tableExists(entity.table, db), owner(entity.table).map({ $0 == entity.name }) ?? true, isFree(entity.table) {
+                chosen[entity.name] = entity.table
             }
         }
-        guard try tableExists(entity.table, db) else { return renames }
+        var taken: [String: (entity: String, table: String)] = [:]
+        for index in model.entities.indices {
+            let entity = model.entities[index]
+            guard let table = chosen[entity.name] else {
+                // Set aside under the name the model gives it; if another entity now tracks that
+                // table, under its last name that is free (the model never names a table twice).
+                let name = declared(entity)
+                if let other = chosen.first(where: { same($0.value, name) })?.key {
+                    taken[entity.name] = (other, name)
+                    if !same(entity.table, name), isFree(entity.table) { continue }
+                    // A placeholder no table has: the stored model stays valid.
+                    model.entities[index].table = "\(name) (renamed)"
+                } else {
+                    model.entities[index].table = name
+                }
+                continue
+            }
+            if !same(table, entity.table) {
+                followed.append(.init(entity: entity.name, kind: .table, from: entity.table, to: table, date: date))
+                model.entities[index].table = table
+            }
+        }
+        return taken
+    }
+
+    /// Follows renamed columns of `entity` (SQLite rewrote our triggers to the new names; their
+    /// text says what the names are now). Returns what it followed.
+    private static func followColumns(_ entity: inout SearchlightModel.Entity, id: Int64, at date: Date,
+                                      _ db: Database) throws -> [CaptureStatus.FollowedRename] {
+        var renames: [CaptureStatus.FollowedRename] = []
         let columns = Set(try tableColumns(entity.table, db).map { $0.name.lowercased() })
         let needed = [entity.primaryKey] + entity.fields.map(\.column) + entity.preserveOnDelete + (entity.trackedColumns ?? [])
-        guard needed.contains(where: { !columns.contains($0.lowercased()) }) else { return renames }
+        guard needed.contains(where: { !columns.contains($0.lowercased()) }) else { return [] }
         // RENAME COLUMN rewrote every reference in our triggers: compare their text with what we
         // installed, identifier by identifier.
         var mapping: [String: String] = [:]

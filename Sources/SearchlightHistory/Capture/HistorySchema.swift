@@ -108,6 +108,12 @@ package enum MetaKey: String, DatabaseValueConvertible {
     /// `PRAGMA schema_version` after the last install or heal: a different value means the
     /// schema changed since, and capture must be checked again.
     case captureSchemaVersion
+    /// The table of each entity as `init` installed the model (JSON: entity name to table),
+    /// before any rename was followed.
+    case declaredTables
+    /// The root page of each captured entity's table (JSON: entity name to page): a table
+    /// remade by a tool that also recreated our triggers has a new root page.
+    case captureRootPages
 }
 
 /// Small typed access to `searchlight_meta`.

@@ -12,7 +12,7 @@ import Synchronization
 struct Stress: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "searchlight-stress", abstract: "Writers and searchers for Searchlight's reliability tests.",
-        subcommands: [Write.self, Search.self, Rebuild.self, Export.self])
+        subcommands: [Write.self, Mutate.self, Search.self, Rebuild.self, Export.self])
 
     struct Write: ParsableCommand {
         @Option var db: String
@@ -159,7 +159,17 @@ struct Export: AsyncParsableCommand {
             switch try store.consumeNextBatch(as: consumer, Self.export) {
             case .caughtUp: return
             case .consumed: continue
-            case .needsResync: try store.resynchronize(as: consumer, Self.resync)
+            case let .needsResync(resync):
+                // The marker names why (the simulation checks that history only expires when a
+                // maximum duration allows it).
+                let reason = switch resync.reason {
+                case .noCheckpoint: "noCheckpoint"
+                case .historyExpired: "historyExpired"
+                case .captureInterrupted: "captureInterrupted"
+                }
+                try store.resynchronize(as: consumer) { head, db in
+                    try db.execute(sql: "INSERT INTO export_log(token, type) VALUES (?, ?)", arguments: [head, "resync " + reason])
+                }
             }
         }
     }
