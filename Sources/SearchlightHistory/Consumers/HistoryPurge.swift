@@ -63,7 +63,13 @@ package struct HistoryPurge {
                 // Skip gaps: continue from the first row still there.
                 guard let first = try Int64.fetchOne(db, sql: #"SELECT min("id") FROM "searchlight_log" WHERE "id" >= ?"#, arguments: [cursor]),
                       first <= plan.end else { return nil }
-                let last = min(first + Int64(chunkSize) - 1, plan.end)
+                // A chunk ends where a transaction ends: with an author filter, the next chunk
+                // finds authored transactions by their headers, so a transaction split across
+                // chunks would leave its remaining changes orphaned.
+                let candidate = min(first + Int64(chunkSize) - 1, plan.end)
+                let last = min(try Int64.fetchOne(db, sql: """
+                    SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = ? AND "id" > ? ORDER BY "id" LIMIT 1
+                    """, arguments: [LogRowType.transactionHeader, candidate]) ?? plan.end, plan.end)
                 var condition: SQL = "\"id\" BETWEEN \(first) AND \(last)"
                 if authors != nil {
                     let byAuthor: SQL = """

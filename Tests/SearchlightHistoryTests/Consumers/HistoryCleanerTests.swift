@@ -205,4 +205,26 @@ import SearchlightTestSupport
         #expect(late.map(\.objectID) == [.integer(99)], "the late transaction and its change survive")
         #expect(try store.fetchTransactions(.all).count == 1)
     }
+
+    /// Suspected in issue 10, and proven: with an author filter, a chunk that split a
+    /// transaction deleted its header, and the next chunk (which finds authored transactions by
+    /// their headers) left that transaction's remaining changes behind, orphaned. Chunks now end
+    /// on transaction boundaries.
+    @Test func anAuthorFilteredPurgeNeverLeavesChangesWithoutTheirTransaction() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        for batch in 0..<3 {
+            try store.write(author: "bulk") { db in
+                for i in 1...10 { try db.execute(sql: "INSERT INTO notes(id) VALUES (?)", arguments: [batch * 100 + i]) }
+            }
+            try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id) VALUES (?)", arguments: [batch * 100 + 50]) }
+        }
+        let deleted = try HistoryPurge(dbPool: store.dbPool, chunkSize: 4).delete(through: try store.currentToken(), authors: ["bulk"])
+        #expect(deleted == HistoryCount(transactions: 3, changes: 30))
+        let orphans = try store.dbPool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM searchlight_log c WHERE c.type <> 0 AND NOT EXISTS (SELECT 1 FROM searchlight_log h WHERE h.id = c.token)")
+        }
+        #expect(orphans == 0)
+        #expect(try store.fetchTransactions(.all).map(\.author) == ["app", "app", "app"])
+    }
 }
