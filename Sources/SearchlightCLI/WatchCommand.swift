@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import Searchlight
+import SearchlightHistory
 
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,8 +16,16 @@ struct WatchCommand: AsyncParsableCommand {
         let logger = Logger(label: "searchlight.watch")
         indexer.start()
         logger.info("watching \(options.db)")
-        await Signals.waitForTermination()
-        logger.info("stopping: the batch in flight finishes first")
-        await indexer.stop()
+        // Until SIGINT or SIGTERM, or until following ends by itself (the file was replaced).
+        let failure = await withTaskGroup(of: SearchlightError?.self) { group in
+            group.addTask { await Signals.waitForTermination(); return nil }
+            group.addTask { await indexer.waitUntilFollowingEnds() }
+            let first = await group.next() ?? nil
+            logger.info("stopping: the batch in flight finishes first")
+            await indexer.stop()
+            group.cancelAll()
+            return first
+        }
+        if let failure { throw failure }
     }
 }

@@ -69,16 +69,24 @@ public final class HistoryStore: Sendable {
         if access(directory.isEmpty ? "." : directory, W_OK) != 0 {
             throw SearchlightError(.readOnly, "the directory of \(path) is read-only: SQLite needs to create its -wal and -shm files there")
         }
+        // The file's identity is taken before it is opened: a file moved over it from then on
+        // is noticed (``checkFileIdentity()``).
+        let identity = FileIdentity(path: path)
         let dbPool = try SearchlightError.catching("cannot open database at \(path)") {
             try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
         }
-        try self.init(dbPool: dbPool, model: model, configuration: configuration)
+        try self.init(dbPool: dbPool, model: model, configuration: configuration, fileIdentity: identity ?? FileIdentity(path: path))
     }
 
     /// Uses an existing pool (configure its busy mode; see ``databaseConfiguration(_:)``).
-    public init(dbPool: DatabasePool, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(SearchlightError) {
+    public convenience init(dbPool: DatabasePool, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(SearchlightError) {
+        try self.init(dbPool: dbPool, model: model, configuration: configuration, fileIdentity: FileIdentity(path: dbPool.path))
+    }
+
+    private init(dbPool: DatabasePool, model: SearchlightModel?, configuration: Configuration, fileIdentity: FileIdentity?) throws(SearchlightError) {
         self.dbPool = dbPool
         self.configuration = configuration
+        self.fileIdentity = fileIdentity
         if let model {
             let revision = try SearchlightError.catching("cannot set up history in \(dbPool.path)") {
                 try dbPool.write { db in
@@ -99,7 +107,8 @@ public final class HistoryStore: Sendable {
             }
             installed = Mutex((try SearchlightModel(jsonData: Data(stored.0.utf8)), stored.1))
         }
-        notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval)
+        notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval,
+                                   fileIdentity: fileIdentity)
         if model == nil {
             // The schema may have changed while no Searchlight code ran (a migration remade a
             // table): heal capture now. If that fails, the store still opens: what can be read is.
@@ -109,6 +118,17 @@ public final class HistoryStore: Sendable {
                 configuration.logger.warning("cannot check the capture triggers of \(dbPool.path): \(SearchlightError(wrapping: error, doing: "checking capture").message)")
             }
         }
+    }
+
+    /// The file the store opened (device and inode), to notice it was replaced.
+    private let fileIdentity: FileIdentity?
+
+    /// Throws `databaseReplaced` if the database file was moved over or deleted since the store
+    /// opened it (one `stat`): every consumer batch checks, so that `watch` stops with a clear
+    /// error instead of following a file nobody writes any more.
+    public func checkFileIdentity() throws(SearchlightError) {
+        guard let fileIdentity, FileIdentity(path: dbPool.path) != fileIdentity else { return }
+        throw SearchlightError(.databaseReplaced, "the database file \(dbPool.path) was replaced or deleted after it was opened: open it again")
     }
 
     /// The last schema version capture was checked at, in this process: the common case costs
@@ -380,5 +400,18 @@ extension HistoryStore {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+}
+
+/// A file's device and inode: a file moved over the database has another identity.
+struct FileIdentity: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }

@@ -56,6 +56,9 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
         /// A closure you passed (the body of a write or of a consumer) threw; its error is
         /// the ``SearchlightError/underlyingError``, and the transaction was rolled back.
         public static let bodyFailed = Code(rawValue: "body-failed")
+        /// The database file was replaced (moved over, or deleted) after the store opened it:
+        /// the store still reads the old file. Open the store again.
+        public static let databaseReplaced = Code(rawValue: "database-replaced")
         /// Any other SQLite failure; see ``SearchlightError/underlyingError``.
         public static let databaseError = Code(rawValue: "database-error")
 
@@ -140,6 +143,7 @@ extension SearchlightError {
     public static let indexNotBuilt = Code.indexNotBuilt
     public static let cancelled = Code.cancelled
     public static let bodyFailed = Code.bodyFailed
+    public static let databaseReplaced = Code.databaseReplaced
     public static let databaseError = Code.databaseError
 }
 

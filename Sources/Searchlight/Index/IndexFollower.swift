@@ -63,6 +63,11 @@ final class IndexFollower: Sendable {
     /// Asks the loop to stop and returns once its thread has ended.
     func stop() async {
         requestStop()
+        await waitUntilFinished()
+    }
+
+    /// Returns once the loop's thread has ended (stopped, or ended by itself).
+    func waitUntilFinished() async {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 if !state.finished { state.waiting.append(continuation) }

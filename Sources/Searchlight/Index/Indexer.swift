@@ -130,6 +130,8 @@ public final class Indexer: Sendable {
         var subscribers: [Int: AsyncStream<Update>.Continuation] = [:]
         var waiters: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriber = 0
+        /// Why following ended by itself, if it did.
+        var followFailure: SearchlightError?
     }
     private let state = Mutex(State())
 
@@ -306,6 +308,14 @@ public final class Indexer: Sendable {
         for waiter in waiters { waiter.finish() }
     }
 
+    /// Returns when following ends: after ``stop()``, or by itself on an error retrying cannot
+    /// clear (the database file was replaced), which it returns. `watch` exits on it.
+    public func waitUntilFollowingEnds() async -> SearchlightError? {
+        guard let follower = state.withLock({ $0.follower }) else { return state.withLock { $0.followFailure } }
+        await follower.waitUntilFinished()
+        return state.withLock { $0.followFailure }
+    }
+
     /// Whether ``start()`` was called and ``stop()`` was not.
     public var isIndexing: Bool { state.withLock { $0.follower != nil } }
 
@@ -317,6 +327,13 @@ public final class Indexer: Sendable {
                 _ = try indexPendingChanges(until: { follower.shouldStop })
                 failures = 0
             } catch SearchlightError.cancelled {
+                return
+            } catch SearchlightError.databaseReplaced {
+                // Permanent: retrying would follow a file nobody writes any more.
+                let failure = SearchlightError(.databaseReplaced, "stopped following: the database file \(store.dbPool.path) was replaced or deleted; open it again")
+                logger.critical("\(failure.message)")
+                state.withLock { $0.followFailure = failure }
+                notifyWaiters(.failure(failure))
                 return
             } catch {
                 failures += 1

@@ -47,6 +47,7 @@ extension HistoryStore {
     public func consumeNextBatch(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500, in db: Database,
                                  _ body: (HistoryBatch, Database) throws -> Void) throws -> HistoryConsumption {
         try ConsumerLog.validate(author: consumer)
+        try checkFileIdentity()
         // A migration of the host app since the last batch: heal capture, and record the gap
         // before reading, so that this batch already sees it.
         try checkCapture(db)

@@ -23,7 +23,7 @@ final class ExternalChangeWatcher: Sendable {
     ///   - wake: called when the schema changed with no new history (a remade table must be
     ///     checked at once: until then its writes go unrecorded), and once when reading the head
     ///     starts failing (a dropped or damaged log), so that subscribers wake up and read.
-    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration,
+    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration, fileIdentity: FileIdentity?,
          publish: @escaping @Sendable (HistoryToken) -> Void, wake: @escaping @Sendable () -> Void) {
         let path = dbPool.path
         let stopped = self.stopped
@@ -31,7 +31,7 @@ final class ExternalChangeWatcher: Sendable {
         let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         let thread = Thread {
             Self.run(path: path, dbPool: dbPool, logger: logger, fallbackMilliseconds: milliseconds, stopped: stopped,
-                     publish: publish, wake: wake)
+                     fileIdentity: fileIdentity, publish: publish, wake: wake)
         }
         thread.name = "searchlight.watcher"
         thread.start()
@@ -40,7 +40,7 @@ final class ExternalChangeWatcher: Sendable {
     func stop() { stopped.set() }
 
     private static func run(path: String, dbPool: DatabasePool, logger: Logger, fallbackMilliseconds: Int32, stopped: AtomicFlag,
-                            publish: @Sendable (HistoryToken) -> Void, wake: @Sendable () -> Void) {
+                            fileIdentity: FileIdentity?, publish: @Sendable (HistoryToken) -> Void, wake: @Sendable () -> Void) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let names: Set<String> = [url.lastPathComponent, url.lastPathComponent + "-wal"]
@@ -63,6 +63,7 @@ final class ExternalChangeWatcher: Sendable {
         func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
         var schedule = WatchSchedule(fallback: Int64(fallbackMilliseconds), now: now())
         var failing = false
+        var replaced = false
         while !stopped.isSet {
             var relevant = false
             if descriptor >= 0 {
@@ -77,6 +78,14 @@ final class ExternalChangeWatcher: Sendable {
             }
             guard !stopped.isSet, relevant || schedule.isDue(now: now()) else { continue }
             var moved = false
+            // The file was moved over or deleted: subscribers read once more and meet the error
+            // (``HistoryStore/checkFileIdentity()``).
+            if !replaced, let fileIdentity, FileIdentity(path: path) != fileIdentity {
+                replaced = true
+                wake()
+                schedule.checked(now: now(), moved: false)
+                continue
+            }
             do {
                 let (head, schemaVersion) = try dbPool.read { db in
                     (try HistoryLog.headToken(db), try Int64.fetchOne(db, sql: "PRAGMA schema_version"))

@@ -16,11 +16,13 @@ final class HistoryNotifier: Sendable {
     private let dbPool: DatabasePool
     private let logger: Logger
     private let fallbackInterval: Duration
+    private let fileIdentity: FileIdentity?
 
-    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration) {
+    init(dbPool: DatabasePool, logger: Logger, fallbackInterval: Duration, fileIdentity: FileIdentity?) {
         self.dbPool = dbPool
         self.logger = logger
         self.fallbackInterval = fallbackInterval
+        self.fileIdentity = fileIdentity
     }
 
     /// Delivers `token` to every subscriber if it is newer than the last one delivered.
@@ -48,7 +50,7 @@ final class HistoryNotifier: Sendable {
             state.continuations[id] = continuation
             if state.watcher == nil {
                 state.watcher = ExternalChangeWatcher(
-                    dbPool: dbPool, logger: logger, fallbackInterval: fallbackInterval,
+                    dbPool: dbPool, logger: logger, fallbackInterval: fallbackInterval, fileIdentity: fileIdentity,
                     publish: { [weak self] token in self?.publish(token) },
                     wake: { [weak self] in self?.wakeAll() })
             }
