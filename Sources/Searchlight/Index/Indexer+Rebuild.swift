@@ -39,7 +39,8 @@ extension Indexer {
                     throw SearchlightError(.indexNotBuilt, "the index has not been built yet; run a full reindex first")
                 }
                 let entities = try IndexLayout(json: json).entities
-                guard let entity = entities.first(where: { $0.entity.name == name }) else { return Summary() }
+                // An entity set aside (its table is missing) has no documents to reindex.
+                guard let entity = entities.first(where: { $0.entity.name == name }), !entity.isSuspended else { return Summary() }
                 let counts = try makeWriter(live.schema, entities).apply(ids, entityID: entity.id, db)
                 return Summary(changes: 0, upserted: counts.upserted, removed: counts.removed, token: try store.currentToken(in: db))
             }
