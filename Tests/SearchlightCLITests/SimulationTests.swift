@@ -10,8 +10,9 @@ import Testing
 /// TEXT, BLOB and REAL keys, one WITHOUT ROWID) with every kind of write, while the driver, at
 /// random moments, migrates the schema (GRDB `DatabaseMigrator` remakes, `RENAME TO`,
 /// `RENAME COLUMN`, `ADD`/`DROP COLUMN`, `DROP TABLE`, tables created again), installs changed
-/// models, and runs `index`, `watch`, `reindex`, `verify --repair`, `cleanup` and a third-party
-/// consumer, killing any of them with SIGKILL at random instants. At the end, independent oracles:
+/// models, and runs `index`, `watch`, `reindex`, `verify --repair`, `cleanup` (by hand, and an
+/// app's `HistoryCleaner` with each strategy) and a third-party consumer, killing any of them with
+/// SIGKILL at random instants. At the end, independent oracles:
 /// - the writers' logs: every write they committed through `HistoryStore.write` is in history,
 ///   or was cleaned up, or a capture gap after it was recorded;
 /// - a plain FTS5 table built from the final source rows: for every word ever written,
@@ -200,6 +201,10 @@ import Testing
             case 64..<76: try run.command(["export", "--db", path], executable: ReliabilityTests.stress)
             case 76..<84: run.toggleBackground("watch", ["watch", "--db", path])
             case 84..<88: run.toggleBackground("watch-2", ["watch", "--db", path])
+            case 88..<92:
+                // Automatic cleanup, as an app runs it (HistoryCleaner with a strategy).
+                run.toggleBackground("cleaner", ["clean", "--db", path, "--strategy", run.pick(["duration", "notification"])],
+                                     executable: ReliabilityTests.stress)
             default: run.pause(50_000...300_000)
             }
         }

@@ -12,7 +12,7 @@ import Synchronization
 struct Stress: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "searchlight-stress", abstract: "Writers and searchers for Searchlight's reliability tests.",
-        subcommands: [Write.self, Mutate.self, Search.self, Rebuild.self, Export.self])
+        subcommands: [Write.self, Mutate.self, Search.self, Rebuild.self, Export.self, Clean.self])
 
     struct Write: ParsableCommand {
         @Option var db: String
@@ -172,5 +172,21 @@ struct Export: AsyncParsableCommand {
                 }
             }
         }
+    }
+}
+
+/// Automatic cleanup as an app runs it: `HistoryCleaner` with a strategy, after every commit
+/// (from any process), until killed.
+struct Clean: AsyncParsableCommand {
+    enum Strategy: String, ExpressibleByArgument { case duration, notification }
+
+    @Option var db: String
+    @Option var strategy: Strategy = .notification
+
+    func run() async throws {
+        let store = try HistoryStore(path: db)
+        let cleaner = HistoryCleaner(store: store, configuration: .init(
+            model: store.model, strategy: strategy == .duration ? .byDuration(.milliseconds(300)) : .byNotification(times: 5)))
+        for await _ in store.historyUpdates() { try cleaner.cleanIfNeeded() }
     }
 }
