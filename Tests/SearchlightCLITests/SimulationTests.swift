@@ -169,6 +169,7 @@ import Testing
     @Test func nothingIsLostUnderRandomConcurrentWritesMigrationsAndKills() throws {
         let (seed, _) = ConsumerProcessTests.seeded()
         let run = try Run(seed: seed)
+        run.log("started at \(Date())")
         let seconds = Self.simulationSeconds
         let path = run.db.path
         let modelPath = run.directory + "/model.json"
@@ -213,7 +214,7 @@ import Testing
         for writer in writers {
             let result = try CLI.finish(writer)
             writerOutput.append(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-            #expect(result.status == 0, "a writer met a busy or locked database: \(result.stderr.prefix(500))")
+            if result.status != 0 { midRunFailures.append("a writer met a busy or locked database: \(result.stderr.prefix(500))") }
         }
         for name in Array(run.background.keys) { run.toggleBackground(name, []) }
         run.log("writers: \(writerOutput.joined(separator: "; "))")

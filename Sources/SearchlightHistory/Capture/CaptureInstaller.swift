@@ -33,9 +33,12 @@ package struct CaptureInstaller {
         var followed = try storedStatus(db)?.followed ?? []
         let ids = try HistoryLog.EntityNames.fetch(db).ids
         let taken = try followTables(&model, ids: ids, followed: &followed, at: date, db)
+        var columnsInterrupted: Set<String> = []
         for index in model.entities.indices {
             guard let id = ids[model.entities[index].name], try tableExists(model.entities[index].table, db) else { continue }
-            followed += try followColumns(&model.entities[index], id: id, at: date, db)
+            let (renames, interrupted) = try followColumns(&model.entities[index], id: id, at: date, db)
+            followed += renames
+            if interrupted { columnsInterrupted.insert(model.entities[index].name) }
         }
         var checked: [Checked] = []
         var problems: [CaptureStatus.Entity] = []
@@ -54,7 +57,7 @@ package struct CaptureInstaller {
                 problems.append(.init(name: entity.name, table: entity.table, state: state))
             }
         }
-        return try apply(model: model, checked: checked, problems: problems, followed: followed, at: date, db)
+        return try apply(model: model, checked: checked, problems: problems, followed: followed, interrupted: columnsInterrupted, at: date, db)
     }
 
     /// The status the last install or heal stored.
@@ -77,14 +80,18 @@ package struct CaptureInstaller {
     /// interrupted since the last install or heal.
     @discardableResult
     private static func apply(model: SearchlightModel, checked: [Checked], problems: [CaptureStatus.Entity],
-                              followed: [CaptureStatus.FollowedRename], at date: Date, _ db: Database) throws -> CaptureStatus {
+                              followed: [CaptureStatus.FollowedRename], interrupted interruptedEntities: Set<String> = [],
+                              at date: Date, _ db: Database) throws -> CaptureStatus {
         let knownIDs = try HistoryLog.EntityNames.fetch(db).ids
         let previouslyLost = Set(try storedStatus(db)?.notCapturing.map(\.name) ?? [])
         let existing = try Row.fetchAll(db, sql: """
-            SELECT "name", "tbl_name", "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
+            SELECT "name", "tbl_name", "sql", "rowid" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
             """)
-        var current: [String: (table: String, sql: String)] = [:]
-        for row in existing { current[row["name"]] = (row["tbl_name"], row["sql"]) }
+        var current: [String: (table: String, sql: String, rowid: Int64)] = [:]
+        for row in existing { current[row["name"]] = (row["tbl_name"], row["sql"], row["rowid"]) }
+        // SQLite fires the newest trigger first, and a `RAISE(IGNORE)` in an app's AFTER trigger
+        // skips the triggers that would fire after it: ours must be the newest on their table.
+        var recreate: Set<String> = []
 
         let previousRootPages = try Meta.get(db, .captureRootPages, as: String.self)
             .flatMap { try? JSONDecoder().decode([String: Int64].self, from: Data($0.utf8)) } ?? [:]
@@ -110,18 +117,29 @@ package struct CaptureInstaller {
                     current["searchlight_\(id)_\(kind)"].map { $0.table.caseInsensitiveCompare(entry.entity.table) == .orderedSame } ?? false
                 }
                 let remade = rootPagesAreStable && (previousRootPages[entry.entity.name].map { $0 != rootPage } ?? false)
-                if !intact || remade || previouslyLost.contains(entry.entity.name) { interrupted = true }
+                if !intact || remade || previouslyLost.contains(entry.entity.name) || interruptedEntities.contains(entry.entity.name) {
+                    interrupted = true
+                }
             }
             let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation)
             for (name, sql) in rendered.statements { wanted[name] = sql }
+            let ours = rendered.statements.compactMap { current[$0.name]?.rowid }
+            let newestOfTheApp = try Int64.fetchOne(db, sql: """
+                SELECT max("rowid") FROM "sqlite_master" WHERE "type" = 'trigger' AND "tbl_name" = ? COLLATE NOCASE AND "name" NOT GLOB 'searchlight_*'
+                """, arguments: [entry.entity.table])
+            if let newestOfTheApp, let oldest = ours.min(), newestOfTheApp > oldest {
+                recreate.formUnion(rendered.statements.map(\.name))
+                // Until now, that trigger could have kept ours from recording.
+                if knownIDs[entry.entity.name] != nil { interrupted = true }
+            }
         }
         // An entity set aside now that was captured before: its documents must leave the index.
         if problems.contains(where: { knownIDs[$0.name] != nil && !previouslyLost.contains($0.name) }) { interrupted = true }
 
-        for (name, trigger) in current where wanted[name] != trigger.sql {
+        for (name, trigger) in current where wanted[name] != trigger.sql || recreate.contains(name) {
             try db.execute(sql: "DROP TRIGGER \(SQLQuoting.identifier(name))")
         }
-        for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name]?.sql != sql {
+        for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name]?.sql != sql || recreate.contains(name) {
             try db.execute(sql: sql)
         }
         try Meta.set(db, .captureVersion, CaptureTriggers.version)
@@ -219,24 +237,31 @@ package struct CaptureInstaller {
     }
 
     /// Follows renamed columns of `entity` (SQLite rewrote our triggers to the new names; their
-    /// text says what the names are now). Returns what it followed.
+    /// text says what the names are now). Returns what it followed, and whether the triggers were
+    /// reading a column other than the one the model names, which does exist (a column renamed
+    /// aside and its name given to another: what was written to that one went unrecorded).
     private static func followColumns(_ entity: inout SearchlightModel.Entity, id: Int64, at date: Date,
-                                      _ db: Database) throws -> [CaptureStatus.FollowedRename] {
+                                      _ db: Database) throws -> (renames: [CaptureStatus.FollowedRename], interrupted: Bool) {
+        // Compared only with triggers of this release: older ones read other columns anyway.
+        guard try Meta.get(db, .captureVersion, as: Int.self) == CaptureTriggers.version else { return ([], false) }
         var renames: [CaptureStatus.FollowedRename] = []
         let columns = Set(try tableColumns(entity.table, db).map { $0.name.lowercased() })
-        let needed = [entity.primaryKey] + entity.fields.map(\.column) + entity.preserveOnDelete + (entity.trackedColumns ?? [])
-        guard needed.contains(where: { !columns.contains($0.lowercased()) }) else { return [] }
         // RENAME COLUMN rewrote every reference in our triggers: compare their text with what we
-        // installed, identifier by identifier.
+        // would install, identifier by identifier.
         var mapping: [String: String] = [:]
+        var interrupted = false
         let collation = (try? keyCollation(entity, db)) ?? "BINARY"
         let expected = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: try trackedColumns(entity, db: db), keyCollation: collation)
         for (name, sql) in expected.statements {
             guard let actual = try String.fetchOne(db, sql: #"SELECT "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = ?"#, arguments: [name]) else { continue }
             let old = quotedIdentifiers(sql), new = quotedIdentifiers(actual)
             guard old.count == new.count else { continue }
-            for (before, after) in zip(old, new) where before != after && !columns.contains(before.lowercased()) && columns.contains(after.lowercased()) {
-                mapping[before.lowercased()] = after
+            for (before, after) in zip(old, new) where before.lowercased() != after.lowercased() {
+                if !columns.contains(before.lowercased()) && columns.contains(after.lowercased()) {
+                    mapping[before.lowercased()] = after
+                } else if columns.contains(before.lowercased()) {
+                    interrupted = true
+                }
             }
         }
         func renamed(_ column: String) -> String {
@@ -250,7 +275,7 @@ package struct CaptureInstaller {
         for index in entity.fields.indices { entity.fields[index].column = renamed(entity.fields[index].column) }
         entity.preserveOnDelete = entity.preserveOnDelete.map(renamed)
         entity.trackedColumns = entity.trackedColumns?.map(renamed)
-        return renames
+        return (renames, interrupted)
     }
 
     /// The double-quoted identifiers of an SQL text, unquoted, in order.

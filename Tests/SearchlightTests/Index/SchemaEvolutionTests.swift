@@ -389,6 +389,48 @@ import SearchlightTestSupport
         #expect(try indexer.verify().isConsistent)
     }
 
+    /// Found by the second black-box attack: an indexed column renamed aside and its name given
+    /// to a new column. The model's name wins (as for tables), and since the triggers read the
+    /// other column meanwhile, the gap is recorded: the write made in between is reconciled.
+    @Test func aColumnRenamedAsideAndItsNameGivenToAnotherIsReconciled() throws {
+        let f = try Fixture()
+        try f.db.shell("ALTER TABLE notes RENAME COLUMN body TO body_legacy; ALTER TABLE notes ADD COLUMN body TEXT; UPDATE notes SET body = 'yankee' WHERE id = 1;")
+        let summary = try f.indexer.indexPendingChanges()
+        #expect(summary.rebuildReason != nil)
+        #expect(try f.ids("yankee") == [.integer(1)])
+        #expect(try f.ids("one") == [], "the text now only in body_legacy left the index")
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// Found by the second black-box attack: two indexed columns swapped names. The model's names
+    /// win; the index is rebuilt from the columns so named.
+    @Test func swappedColumnsAreReconciled() throws {
+        let f = try Fixture()
+        try f.db.shell("UPDATE notes SET tags = 'zebra' WHERE id = 1;")
+        try f.indexer.indexPendingChanges()
+        try f.db.shell("ALTER TABLE notes RENAME COLUMN body TO tmp; ALTER TABLE notes RENAME COLUMN tags TO body; ALTER TABLE notes RENAME COLUMN tmp TO tags;")
+        try f.indexer.indexPendingChanges()
+        let body = try f.index.search(SearchQuery(raw: "body:zebra"), limit: nil)
+        #expect(body.hits.map(\.objectID) == [.integer(1)], "column body now holds what tags held")
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
+    /// Found by the second black-box attack: SQLite fires the newest trigger first, and an app's
+    /// AFTER trigger created after ours that runs `RAISE(IGNORE)` kept ours from recording a
+    /// delete (a ghost). Ours are recreated as the newest, and the gap is recorded.
+    @Test func anAppTriggerCreatedAfterOursCannotSuppressCapture() throws {
+        let f = try Fixture()
+        try f.db.shell("CREATE TRIGGER app_quiet AFTER DELETE ON notes BEGIN SELECT RAISE(IGNORE); END; DELETE FROM notes WHERE id = 1;")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("alpha") == [], "the delete made before the heal was reconciled")
+        let before = try f.store.currentToken()
+        try f.db.shell("DELETE FROM notes WHERE id = 2;")
+        #expect(try f.store.fetchChanges(.after(before)).map(\.type) == [.delete], "and the next one is recorded")
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("bravo") == [])
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
     /// Generated columns can be indexed fields, and STRICT tables are ordinary tables.
     @Test func generatedColumnsAndStrictTablesAreIndexed() throws {
         let db = try TestDatabase(schema: """

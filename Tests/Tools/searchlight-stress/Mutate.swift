@@ -50,6 +50,7 @@ struct Mutate: ParsableCommand {
             case 8: ("UPDATE OR REPLACE \(quoted) SET k = ?, title = ? WHERE k = ?", [other, word, key], true)
             default: ("INSERT OR IGNORE INTO \(quoted)(k, title, body) VALUES (?, ?, 'ignored')", [key, word], true)
             }
+            let started = Date()
             do {
                 if throughAPI {
                     let (changed, token) = try store.write(author: "writer-\(writer)", context: "op \(counter)") { db -> (Int, Int64) in
@@ -74,7 +75,8 @@ struct Mutate: ParsableCommand {
                 let databaseError = (error as? SearchlightError)?.databaseError ?? (error as? DatabaseError)
                 if databaseError?.resultCode == .SQLITE_BUSY || databaseError?.resultCode == .SQLITE_LOCKED {
                     busy += 1
-                    FileHandle.standardError.write(Data("writer \(writer): \(error)\n".utf8))
+                    let waited = String(format: "%.2f", Date().timeIntervalSince(started))
+                    FileHandle.standardError.write(Data("writer \(writer) at \(Date()): \(error) (extended code \(databaseError.map { "\($0.extendedResultCode)" } ?? "-"), after \(waited) s)\n".utf8))
                 } else {
                     skipped += 1 // a constraint, or a table a migration is remaking
                 }
