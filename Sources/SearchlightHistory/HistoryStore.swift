@@ -133,7 +133,7 @@ public final class HistoryStore: Sendable {
 
     /// The last schema version capture was checked at, in this process: the common case costs
     /// one pragma.
-    private let checkedSchemaVersion = Mutex<Int64?>(nil)
+    private let checked = Mutex<(schemaVersion: Int64, status: CaptureStatus)?>(nil)
 
     /// Checks capture against the schema if the schema changed since it was last checked, heals
     /// it (see ``CaptureStatus``), and returns the status. Runs in the caller's **write**
@@ -144,22 +144,24 @@ public final class HistoryStore: Sendable {
     /// Costs one `PRAGMA schema_version` when the schema did not change.
     @discardableResult
     public func checkCapture(in db: Database) throws(SearchlightError) -> CaptureStatus {
-        try SearchlightError.catching("cannot check capture") {
-            try checkCapture(db)
-            return try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
-        }
+        try SearchlightError.catching("cannot check capture") { try checkCapture(db) }
     }
 
-    func checkCapture(_ db: Database) throws {
+    /// The status only changes when a heal runs, and a heal only runs when the schema changed:
+    /// it is read again only then.
+    @discardableResult
+    func checkCapture(_ db: Database) throws -> CaptureStatus {
         let version = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
-        if checkedSchemaVersion.withLock({ $0 == version }) { return }
+        if let status = checked.withLock({ $0?.schemaVersion == version ? $0?.status : nil }) { return status }
         if try CaptureInstaller.schemaChanged(db) {
             let before = try CaptureInstaller.storedStatus(db)
             let after = try CaptureInstaller.heal(db, at: configuration.clock())
             if let after, after != before { log(after, previous: before) }
         }
-        let checked = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
-        checkedSchemaVersion.withLock { $0 = checked }
+        let status = try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
+        let schemaVersion = try Int64.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+        checked.withLock { $0 = (schemaVersion, status) }
+        return status
     }
 
     private func log(_ status: CaptureStatus, previous: CaptureStatus?) {
