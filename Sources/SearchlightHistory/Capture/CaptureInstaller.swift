@@ -18,6 +18,7 @@ package struct CaptureInstaller {
         try HistorySchema.migrate(db)
         let declared = Dictionary(model.entities.map { ($0.name, $0.table) }, uniquingKeysWith: { first, _ in first })
         try Meta.set(db, .declaredTables, String(decoding: try JSONEncoder().encode(declared), as: UTF8.self))
+        try Meta.set(db, .declaredModel, String(decoding: model.jsonData(), as: UTF8.self))
         try Self.apply(model: model, checked: checked, problems: [], followed: [], at: date, db)
     }
 
@@ -34,11 +35,15 @@ package struct CaptureInstaller {
         let ids = try HistoryLog.EntityNames.fetch(db).ids
         let taken = try followTables(&model, ids: ids, followed: &followed, at: date, db)
         var columnsInterrupted: Set<String> = []
+        let declaredModel = try Meta.get(db, .declaredModel, as: String.self).flatMap { try? SearchlightModel(jsonData: Data($0.utf8)) }
         for index in model.entities.indices {
             guard let id = ids[model.entities[index].name], try tableExists(model.entities[index].table, db) else { continue }
             let (renames, interrupted) = try followColumns(&model.entities[index], id: id, at: date, db)
             followed += renames
             if interrupted { columnsInterrupted.insert(model.entities[index].name) }
+            if let declared = declaredModel?.entity(named: model.entities[index].name) {
+                followed += try returnToDeclaredColumns(&model.entities[index], declared: declared, at: date, db)
+            }
         }
         var checked: [Checked] = []
         var problems: [CaptureStatus.Entity] = []
@@ -276,6 +281,31 @@ package struct CaptureInstaller {
         entity.preserveOnDelete = entity.preserveOnDelete.map(renamed)
         entity.trackedColumns = entity.trackedColumns?.map(renamed)
         return (renames, interrupted)
+    }
+
+    /// A column the model followed to a new name is gone, and the name `init` installed is back
+    /// (renamed away and back, then the table remade or created again, with no heal between):
+    /// go back to it, as for tables.
+    private static func returnToDeclaredColumns(_ entity: inout SearchlightModel.Entity, declared: SearchlightModel.Entity,
+                                                at date: Date, _ db: Database) throws -> [CaptureStatus.FollowedRename] {
+        let columns = Set(try tableColumns(entity.table, db).map { $0.name.lowercased() })
+        var renames: [CaptureStatus.FollowedRename] = []
+        func back(_ current: String, _ original: String?) -> String {
+            guard let original, !columns.contains(current.lowercased()), columns.contains(original.lowercased()) else { return current }
+            renames.append(.init(entity: entity.name, kind: .column, from: current, to: original, date: date))
+            return original
+        }
+        entity.primaryKey = back(entity.primaryKey, declared.primaryKey)
+        if entity.fields.count == declared.fields.count {
+            for index in entity.fields.indices { entity.fields[index].column = back(entity.fields[index].column, declared.fields[index].column) }
+        }
+        if entity.preserveOnDelete.count == declared.preserveOnDelete.count {
+            entity.preserveOnDelete = zip(entity.preserveOnDelete, declared.preserveOnDelete).map { back($0, $1) }
+        }
+        if let tracked = entity.trackedColumns, let original = declared.trackedColumns, tracked.count == original.count {
+            entity.trackedColumns = zip(tracked, original).map { back($0, $1) }
+        }
+        return renames
     }
 
     /// The double-quoted identifiers of an SQL text, unquoted, in order.

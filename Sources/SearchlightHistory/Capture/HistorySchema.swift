@@ -111,6 +111,8 @@ package enum MetaKey: String, DatabaseValueConvertible {
     /// The table of each entity as `init` installed the model (JSON: entity name to table),
     /// before any rename was followed.
     case declaredTables
+    /// The model as `init` installed it (JSON), before any rename was followed.
+    case declaredModel
     /// The root page of each captured entity's table (JSON: entity name to page): a table
     /// remade by a tool that also recreated our triggers has a new root page.
     case captureRootPages
