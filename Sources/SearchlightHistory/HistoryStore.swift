@@ -113,7 +113,7 @@ public final class HistoryStore: Sendable {
             // The schema may have changed while no Searchlight code ran (a migration remade a
             // table): heal capture now. If that fails, the store still opens: what can be read is.
             do {
-                if try dbPool.read(CaptureInstaller.schemaChanged) { try dbPool.write { try checkCapture($0) } }
+                _ = try healIfSchemaChanged()
             } catch {
                 configuration.logger.warning("cannot check the capture triggers of \(dbPool.path): \(SearchlightError(wrapping: error, doing: "checking capture").message)")
             }
@@ -141,7 +141,8 @@ public final class HistoryStore: Sendable {
     /// by the next batch after it, and its gap is recorded before the batch reads history; a
     /// consumer that reads the tracked tables itself (the indexer) calls it before it does.
     ///
-    /// Costs one `PRAGMA schema_version` when the schema did not change.
+    /// Costs one `PRAGMA schema_version` when the schema did not change since this store last
+    /// checked.
     @discardableResult
     public func checkCapture(in db: Database) throws(SearchlightError) -> CaptureStatus {
         try SearchlightError.catching("cannot check capture") { try checkCapture(db) }
@@ -153,12 +154,13 @@ public final class HistoryStore: Sendable {
     func checkCapture(_ db: Database) throws -> CaptureStatus {
         let version = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
         if let status = checked.withLock({ $0?.schemaVersion == version ? $0?.status : nil }) { return status }
+        var healed: CaptureStatus?
         if try CaptureInstaller.schemaChanged(db) {
             let before = try CaptureInstaller.storedStatus(db)
-            let after = try CaptureInstaller.heal(db, at: configuration.clock())
-            if let after, after != before { log(after, previous: before) }
+            healed = try CaptureInstaller.heal(db, at: configuration.clock())
+            if let healed, healed != before { log(healed, previous: before) }
         }
-        let status = try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
+        let status = try healed ?? CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
         let schemaVersion = try Int64.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
         checked.withLock { $0 = (schemaVersion, status) }
         return status
@@ -180,11 +182,18 @@ public final class HistoryStore: Sendable {
     /// (and heals) capture first if the schema changed since it was last checked.
     public func captureStatus() throws(SearchlightError) -> CaptureStatus {
         try SearchlightError.catching("cannot check capture") {
-            if try dbPool.read(CaptureInstaller.schemaChanged) { try dbPool.write { try checkCapture($0) } }
-            return try dbPool.read { db in
+            try healIfSchemaChanged() ?? dbPool.read { db in
                 try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
             }
         }
+    }
+
+    /// Heals capture in a write transaction if the schema changed since the last heal (a read
+    /// finds out first, so that an unchanged schema never takes the write lock). Returns the
+    /// status when it healed.
+    private func healIfSchemaChanged() throws -> CaptureStatus? {
+        guard try dbPool.read(CaptureInstaller.schemaChanged) else { return nil }
+        return try dbPool.write { try checkCapture($0) }
     }
 
     /// The capture status as the last check found it, in the caller's transaction (read or

@@ -121,7 +121,8 @@ extension Indexer {
         let writer = makeWriter(IndexSchema(generation: plan.generation), plan.layout.entities)
         let total = try SearchlightError.catching("cannot count the rows to index") {
             try store.dbPool.read { db in
-                try plan.layout.entities.filter { !$0.isSuspended }.reduce(0) { sum, entity in
+                // (Only for the progress bar: a table dropped meanwhile counts as empty.)
+                plan.layout.entities.filter { !$0.isSuspended }.reduce(0) { sum, entity in
                     let count = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(entity.entity.table))")
                     return sum + (count ?? 0)
                 }

@@ -165,8 +165,9 @@ public final class Indexer: Sendable {
     }
 
     /// The layout the installed model asks for, and its JSON. Building it reads each entity's
-    /// table definition, which only a schema change alters: it is made again only when the model
-    /// or `PRAGMA schema_version` changed, so each batch pays two point queries for it.
+    /// table definition, which only a schema change alters: it is made again only when the model,
+    /// the capture status or `PRAGMA schema_version` changed, so each batch pays a pragma for the
+    /// capture check, a point query for the model revision and a pragma for the schema.
     ///
     /// `healing`: check capture first (``HistoryStore/checkCapture(in:)``, which needs a write
     /// transaction), so that a table the host app just renamed, dropped or remade is seen as it

@@ -16,9 +16,7 @@ package struct CaptureInstaller {
     package func install(_ db: Database, at date: Date) throws {
         let checked = try model.entities.map { try Self.check($0, db) }
         try HistorySchema.migrate(db)
-        let declared = Dictionary(model.entities.map { ($0.name, $0.table) }, uniquingKeysWith: { first, _ in first })
-        try Meta.set(db, .declaredTables, String(decoding: try JSONEncoder().encode(declared), as: UTF8.self))
-        try Meta.set(db, .declaredModel, String(decoding: model.jsonData(), as: UTF8.self))
+        try Meta.setJSON(db, .declaredModel, model)
         try Self.apply(model: model, checked: checked, problems: [], followed: [], at: date, db)
     }
 
@@ -33,9 +31,9 @@ package struct CaptureInstaller {
         var model = try SearchlightModel(jsonData: Data(json.utf8))
         var followed = try storedStatus(db)?.followed ?? []
         let ids = try HistoryLog.EntityNames.fetch(db).ids
-        let taken = try followTables(&model, ids: ids, followed: &followed, at: date, db)
+        let declaredModel = try Meta.getJSON(db, .declaredModel, as: SearchlightModel.self)
+        let taken = try followTables(&model, declared: declaredModel, ids: ids, followed: &followed, at: date, db)
         var columnsInterrupted: Set<String> = []
-        let declaredModel = try Meta.get(db, .declaredModel, as: String.self).flatMap { try? SearchlightModel(jsonData: Data($0.utf8)) }
         for index in model.entities.indices {
             guard let id = ids[model.entities[index].name], try tableExists(model.entities[index].table, db) else { continue }
             let (renames, interrupted) = try followColumns(&model.entities[index], id: id, at: date, db)
@@ -62,13 +60,14 @@ package struct CaptureInstaller {
                 problems.append(.init(name: entity.name, table: entity.table, state: state))
             }
         }
-        return try apply(model: model, checked: checked, problems: problems, followed: followed, interrupted: columnsInterrupted, at: date, db)
+        // Renames followed since `init`, newest last; an app that renames for years keeps the last ones.
+        return try apply(model: model, checked: checked, problems: problems, followed: Array(followed.suffix(100)),
+                         interrupted: columnsInterrupted, at: date, db)
     }
 
     /// The status the last install or heal stored.
     package static func storedStatus(_ db: Database) throws -> CaptureStatus? {
-        guard let json = try Meta.get(db, .captureStatus, as: String.self) else { return nil }
-        return try? JSONDecoder().decode(CaptureStatus.self, from: Data(json.utf8))
+        try Meta.getJSON(db, .captureStatus)
     }
 
     /// Whether the schema changed since the last install or heal (one pragma, one point query).
@@ -98,8 +97,7 @@ package struct CaptureInstaller {
         // skips the triggers that would fire after it: ours must be the newest on their table.
         var recreate: Set<String> = []
 
-        let previousRootPages = try Meta.get(db, .captureRootPages, as: String.self)
-            .flatMap { try? JSONDecoder().decode([String: Int64].self, from: Data($0.utf8)) } ?? [:]
+        let previousRootPages = try Meta.getJSON(db, .captureRootPages, as: [String: Int64].self) ?? [:]
         var rootPages: [String: Int64] = [:]
         // With auto-vacuum, dropping any table moves root pages: the check would only cause
         // needless resyncs there, so such databases go without it.
@@ -157,8 +155,8 @@ package struct CaptureInstaller {
         let status = CaptureStatus(entities: model.entities.map { entity in
             problemsByName[entity.name] ?? .init(name: entity.name, table: entity.table, state: .capturing)
         }, followed: followed)
-        try Meta.set(db, .captureStatus, String(decoding: try JSONEncoder().encode(status), as: UTF8.self))
-        try Meta.set(db, .captureRootPages, String(decoding: try JSONEncoder().encode(rootPages), as: UTF8.self))
+        try Meta.setJSON(db, .captureStatus, status)
+        try Meta.setJSON(db, .captureRootPages, rootPages)
         if interrupted { try recordCaptureGap(at: date, db) }
         try Meta.set(db, .captureSchemaVersion, try Int64.fetchOne(db, sql: "PRAGMA schema_version"))
         return status
@@ -185,7 +183,8 @@ package struct CaptureInstaller {
     /// 3. otherwise the table it tracked, if it still exists.
     /// No two entities ever end on one table. Returns the entities whose table now holds another
     /// entity's triggers (they are set aside), with that entity's name and the table.
-    private static func followTables(_ model: inout SearchlightModel, ids: [String: Int64], followed: inout [CaptureStatus.FollowedRename],
+    private static func followTables(_ model: inout SearchlightModel, declared declaredModel: SearchlightModel?, ids: [String: Int64],
+                                     followed: inout [CaptureStatus.FollowedRename],
                                      at date: Date, _ db: Database) throws -> [String: (entity: String, table: String)] {
         var triggerTables: [String: String] = [:]
         for entity in model.entities {
@@ -196,11 +195,9 @@ package struct CaptureInstaller {
         }
         func same(_ a: String, _ b: String) -> Bool { a.caseInsensitiveCompare(b) == .orderedSame }
         func owner(_ table: String) -> String? { triggerTables.first { same($0.value, table) }?.key }
-        // The tables `init` installed the model with (before any rename was followed).
-        let declaredTables = try Meta.get(db, .declaredTables, as: String.self)
-            .flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+        // The table `init` installed the entity with (before any rename was followed).
         func declared(_ entity: SearchlightModel.Entity) -> String {
-            declaredTables[entity.name] ?? followed.first { $0.entity == entity.name && $0.kind == .table }?.from ?? entity.table
+            declaredModel?.entity(named: entity.name)?.table ?? entity.table
         }
         var chosen: [String: String] = [:]
         func isFree(_ table: String) -> Bool { !chosen.values.contains { same($0, table) } }
@@ -256,7 +253,7 @@ package struct CaptureInstaller {
         var mapping: [String: String] = [:]
         var interrupted = false
         let collation = (try? keyCollation(entity, db)) ?? "BINARY"
-        let expected = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: try trackedColumns(entity, db: db), keyCollation: collation)
+        let expected = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: trackedColumns(entity), keyCollation: collation)
         for (name, sql) in expected.statements {
             guard let actual = try String.fetchOne(db, sql: #"SELECT "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = ?"#, arguments: [name]) else { continue }
             let old = quotedIdentifiers(sql), new = quotedIdentifiers(actual)
@@ -269,18 +266,36 @@ package struct CaptureInstaller {
                 }
             }
         }
-        func renamed(_ column: String) -> String {
+        let name = entity.name
+        renameColumns(of: &entity) { column, _ in
             guard let to = mapping[column.lowercased()] else { return column }
             if !renames.contains(where: { $0.kind == .column && $0.from == column }) {
-                renames.append(.init(entity: entity.name, kind: .column, from: column, to: to, date: date))
+                renames.append(.init(entity: name, kind: .column, from: column, to: to, date: date))
             }
             return to
         }
-        entity.primaryKey = renamed(entity.primaryKey)
-        for index in entity.fields.indices { entity.fields[index].column = renamed(entity.fields[index].column) }
-        entity.preserveOnDelete = entity.preserveOnDelete.map(renamed)
-        entity.trackedColumns = entity.trackedColumns?.map(renamed)
         return (renames, interrupted)
+    }
+
+    /// Replaces every column name `entity` uses (key, fields, `preserveOnDelete`,
+    /// `trackedColumns`) with what `rename` returns for it, given the name `declared` uses at the
+    /// same place (nil if it has none there).
+    private static func renameColumns(of entity: inout SearchlightModel.Entity, declared: SearchlightModel.Entity? = nil,
+                                      _ rename: (_ column: String, _ declared: String?) -> String) {
+        func at<T>(_ list: [T]?, _ index: Int, sameCountAs other: Int) -> T? {
+            guard let list, list.count == other, list.indices.contains(index) else { return nil }
+            return list[index]
+        }
+        entity.primaryKey = rename(entity.primaryKey, declared?.primaryKey)
+        let fields = entity.fields.count
+        for index in entity.fields.indices {
+            entity.fields[index].column = rename(entity.fields[index].column, at(declared?.fields, index, sameCountAs: fields)?.column)
+        }
+        let preserved = entity.preserveOnDelete
+        entity.preserveOnDelete = preserved.indices.map { rename(preserved[$0], at(declared?.preserveOnDelete, $0, sameCountAs: preserved.count)) }
+        if let tracked = entity.trackedColumns {
+            entity.trackedColumns = tracked.indices.map { rename(tracked[$0], at(declared?.trackedColumns, $0, sameCountAs: tracked.count)) }
+        }
     }
 
     /// A column the model followed to a new name is gone, and the name `init` installed is back
@@ -290,20 +305,11 @@ package struct CaptureInstaller {
                                                 at date: Date, _ db: Database) throws -> [CaptureStatus.FollowedRename] {
         let columns = Set(try tableColumns(entity.table, db).map { $0.name.lowercased() })
         var renames: [CaptureStatus.FollowedRename] = []
-        func back(_ current: String, _ original: String?) -> String {
+        let name = entity.name
+        renameColumns(of: &entity, declared: declared) { current, original in
             guard let original, !columns.contains(current.lowercased()), columns.contains(original.lowercased()) else { return current }
-            renames.append(.init(entity: entity.name, kind: .column, from: current, to: original, date: date))
+            renames.append(.init(entity: name, kind: .column, from: current, to: original, date: date))
             return original
-        }
-        entity.primaryKey = back(entity.primaryKey, declared.primaryKey)
-        if entity.fields.count == declared.fields.count {
-            for index in entity.fields.indices { entity.fields[index].column = back(entity.fields[index].column, declared.fields[index].column) }
-        }
-        if entity.preserveOnDelete.count == declared.preserveOnDelete.count {
-            entity.preserveOnDelete = zip(entity.preserveOnDelete, declared.preserveOnDelete).map { back($0, $1) }
-        }
-        if let tracked = entity.trackedColumns, let original = declared.trackedColumns, tracked.count == original.count {
-            entity.trackedColumns = zip(tracked, original).map { back($0, $1) }
         }
         return renames
     }
@@ -365,7 +371,7 @@ package struct CaptureInstaller {
     /// The columns whose updates `entity` records: what the model needs (its indexed fields),
     /// plus the `trackedColumns` it lists. Other columns are not referenced by the triggers, so
     /// that the app's migrations may drop or rename them.
-    private static func trackedColumns(_ entity: SearchlightModel.Entity, db: Database) throws -> [String] {
+    private static func trackedColumns(_ entity: SearchlightModel.Entity) -> [String] {
         var tracked = entity.trackedColumns ?? []
         for field in entity.fields where !tracked.contains(where: { $0.caseInsensitiveCompare(field.column) == .orderedSame }) {
             tracked.append(field.column)
@@ -413,7 +419,7 @@ package struct CaptureInstaller {
         for column in entity.preserveOnDelete { _ = try resolve(column, "preserveOnDelete column") }
         // Indexed fields are always tracked: an update of one that history did not record would
         // never reach the index (issue 10, bug 8).
-        let tracked = try trackedColumns(entity, db: db).map { try resolve($0, "tracked column") }
+        let tracked = try trackedColumns(entity).map { try resolve($0, "tracked column") }
         return Checked(entity: entity, tracked: tracked, keyCollation: collation)
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The tables and indexes of the history log, and the versioned migrations that create them.
@@ -108,10 +109,8 @@ package enum MetaKey: String, DatabaseValueConvertible {
     /// `PRAGMA schema_version` after the last install or heal: a different value means the
     /// schema changed since, and capture must be checked again.
     case captureSchemaVersion
-    /// The table of each entity as `init` installed the model (JSON: entity name to table),
-    /// before any rename was followed.
-    case declaredTables
-    /// The model as `init` installed it (JSON), before any rename was followed.
+    /// The model as `init` installed it (JSON), before any rename was followed: its table and
+    /// column names win whenever they exist again.
     case declaredModel
     /// The root page of each captured entity's table (JSON: entity name to page): a table
     /// remade by a tool that also recreated our triggers has a new root page.
@@ -126,6 +125,15 @@ package enum Meta {
 
     package static func set(_ db: Database, _ key: MetaKey, _ value: (any DatabaseValueConvertible)?) throws {
         try db.execute(sql: #"INSERT OR REPLACE INTO "searchlight_meta"("key", "value") VALUES (?, ?)"#, arguments: [key, value])
+    }
+
+    /// A value stored as JSON; nil if absent or unreadable (written by another release).
+    package static func getJSON<T: Decodable>(_ db: Database, _ key: MetaKey, as type: T.Type = T.self) throws -> T? {
+        try get(db, key, as: String.self).flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) }
+    }
+
+    package static func setJSON(_ db: Database, _ key: MetaKey, _ value: some Encodable) throws {
+        try set(db, key, String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
     }
 }
 
