@@ -77,8 +77,8 @@ struct SearchCommand: ParsableCommand {
             : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset)
         switch format {
         case .json:
-            struct Page: Encodable { var total: Int; var hits: [Hit] }
-            print(try Output.json(Page(total: results.total, hits: results.hits.map(Hit.init))))
+            struct Page: Encodable { var total: Int; var countsByEntity: [String: Int]; var hits: [Hit] }
+            print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, hits: results.hits.map(Hit.init))))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
         case .csv:
@@ -93,7 +93,8 @@ struct SearchCommand: ParsableCommand {
                              Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
             }
             print(Output.table(rows))
-            print("\(results.hits.count) of \(results.total) matches")
+            let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
         }
     }
 }

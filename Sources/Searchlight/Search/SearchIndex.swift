@@ -137,6 +137,7 @@ public final class SearchIndex: Sendable {
         let documents = SQLQuoting.identifier(schema.documentTable)
         let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(options.snippetTokens, 1), 64)]
         var total = 0
+        var counts: [String: Int] = [:]
         var candidates: [Candidate] = []
         var columnErrors: [DatabaseError] = []
         for entity in entities {
@@ -147,8 +148,10 @@ public final class SearchIndex: Sendable {
             } catch let error as DatabaseError where query.isRaw && (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
+                counts[entity.entity.name] = 0
                 continue
             }
+            counts[entity.entity.name] = count
             total += count
             if needed == 0 || count == 0 { continue }
             var sql = "SELECT \(fts).rowid, rank"
@@ -204,7 +207,7 @@ public final class SearchIndex: Sendable {
                 page[index].hit = try hit(row, at: 1, entity: entity, score: page[index].score)
             }
         }
-        return SearchResults(total: total, hits: page.compactMap(\.hit))
+        return SearchResults(total: total, countsByEntity: counts, hits: page.compactMap(\.hit))
     }
 
     /// The columns of a hit, after the rowid: snippet, title, object id (arguments: start,

@@ -18,8 +18,16 @@ public struct SearchHit: Hashable, Sendable, Codable {
 public struct SearchResults: Hashable, Sendable, Codable {
     /// How many objects match in all (across the requested entities).
     public var total: Int
+    /// How many objects match in each requested entity (entities with no match count 0).
+    public var countsByEntity: [String: Int]
     /// The requested page, best first.
     public var hits: [SearchHit]
+
+    public init(total: Int, countsByEntity: [String: Int] = [:], hits: [SearchHit]) {
+        self.total = total
+        self.countsByEntity = countsByEntity
+        self.hits = hits
+    }
 
     public static let empty = SearchResults(total: 0, hits: [])
 }

@@ -44,6 +44,16 @@ import SearchlightTestSupport
         #expect(error.code == .unknownEntity)
     }
 
+    @Test func countsByEntityCountEveryMatchOfEachRequestedEntity() throws {
+        let f = try populated()
+        let all = try f.index.search("hacker", limit: 1)
+        #expect(all.countsByEntity == ["Note": 3, "Person": 1])
+        #expect(all.total == 4 && all.hits.count == 1)
+        #expect(try f.index.search("hacker", entities: ["Person"]).countsByEntity == ["Person": 1])
+        #expect(try f.index.search("kludge", limit: 0).countsByEntity == ["Note": 1, "Person": 0], "no hits asked: still counted")
+        #expect(try f.index.search("nothing-matches-this").countsByEntity == ["Note": 0, "Person": 0])
+    }
+
     @Test func pagingIsConsistentAndDeterministic() throws {
         let f = try Fixture()
         for i in 1...25 { try f.insertNote(i, title: "same words", body: "identical") }
