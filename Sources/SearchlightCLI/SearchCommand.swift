@@ -49,19 +49,22 @@ struct SearchCommand: ParsableCommand {
         var entity: String
         var id: ObjectID
         var title: String?
+        var titleHighlight: String?
         var snippet: String
         var score: Double
 
         init(_ hit: SearchHit) {
-            entity = hit.entity; id = hit.objectID; title = hit.title; snippet = hit.snippet; score = hit.score
+            entity = hit.entity; id = hit.objectID; title = hit.title; titleHighlight = hit.titleHighlight
+            snippet = hit.snippet; score = hit.score
         }
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case entity, id, title, snippet, score }
+            enum Key: String, CodingKey { case entity, id, title, titleHighlight, snippet, score }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(entity, forKey: .entity)
             try container.encode(id, forKey: .id)
             try container.encode(title, forKey: .title) // null when the entity has no title
+            try container.encode(titleHighlight, forKey: .titleHighlight)
             try container.encode(snippet, forKey: .snippet)
             try container.encode(score, forKey: .score)
         }

@@ -37,7 +37,7 @@ import SearchlightTestSupport
         #expect(try CLI.run(["search", "--db", db.path, "bulk", "--format", "jsonl", "--limit", "0"]).stdout.split(separator: "\n").count == 31)
     }
 
-    @Test func searchShowsCountsByEntity() throws {
+    @Test func searchShowsCountsByEntityAndHighlightedTitles() throws {
         let db = try TestDatabase()
         try db.shell("""
             INSERT INTO notes(id, title, body) VALUES (1, 'Kernel panic', 'The kernel halted.'), (2, 'Hacker ethic', 'Kernel hackers share.');
@@ -57,6 +57,9 @@ import SearchlightTestSupport
         #expect(json["countsByEntity"] as? [String: Int] == ["Note": 2, "Person": 1])
         let hits = try #require(json["hits"] as? [[String: Any]])
         #expect(hits.count == 2)
+        #expect(hits.map { $0["titleHighlight"] as? String }.contains("[Kernel] panic"))
+        let jsonl = try CLI.run(["search", "--db", db.path, "sanders", "--format", "jsonl"]).stdout
+        #expect(jsonl.contains(#""titleHighlight":"Kernel [Sanders]""#))
         let table = try CLI.run(["search", "--db", db.path, "kernel", "--limit", "2"]).stdout
         #expect(table.contains("2 of 3 matches (Note 2, Person 1)"), "\(table)")
     }

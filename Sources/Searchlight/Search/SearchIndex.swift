@@ -24,7 +24,7 @@ import Synchronization
 /// (SQLite computes them only for rows that enter the top `LIMIT`); otherwise one more query
 /// per entity computes them for the returned page only:
 /// ```sql
-/// SELECT rowid, snippet(fts, -1, ?, ?, ?, ?), title FROM fts
+/// SELECT rowid, snippet(fts, -1, ?, ?, ?, ?), title, highlight(fts, 0, ?, ?) FROM fts
 ///   WHERE fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (SELECT value FROM json_each(?));
 /// ```
 public final class SearchIndex: Sendable {
@@ -135,7 +135,10 @@ public final class SearchIndex: Sendable {
             return overflow ? Int.max : sum
         }
         let documents = SQLQuoting.identifier(schema.documentTable)
-        let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(options.snippetTokens, 1), 64)]
+        func hitArguments(_ entity: IndexedEntity) -> StatementArguments {
+            let markers: StatementArguments = [options.highlightStart, options.highlightEnd]
+            return markers + [options.ellipsis, min(max(options.snippetTokens, 1), 64)] + (entity.titleIndex == nil ? [] : markers)
+        }
         var total = 0
         var counts: [String: Int] = [:]
         var candidates: [Candidate] = []
@@ -159,7 +162,7 @@ public final class SearchIndex: Sendable {
             let inline = Self.inlinesSnippets(matches: count, needed: needed ?? Int.max)
             if inline {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: documents)
-                arguments += snippetArguments
+                arguments += hitArguments(entity)
             }
             sql += " FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
             arguments += [query.expression]
@@ -197,7 +200,7 @@ public final class SearchIndex: Sendable {
                 """
             let list = "[" + rowids.map(String.init).joined(separator: ",") + "]"
             let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
-                                        arguments: snippetArguments + [query.expression, rowids.min(), rowids.max(), list])
+                                        arguments: hitArguments(entity) + [query.expression, rowids.min(), rowids.max(), list])
             var byRowid: [Int64: Row] = [:]
             for row in rows { byRowid[row[0]] = row }
             for index in missing {
@@ -210,19 +213,21 @@ public final class SearchIndex: Sendable {
         return SearchResults(total: total, countsByEntity: counts, hits: page.compactMap(\.hit))
     }
 
-    /// The columns of a hit, after the rowid: snippet, title, object id (arguments: start,
-    /// end, ellipsis, tokens).
+    /// The columns of a hit, after the rowid: snippet, title, highlighted title, object id
+    /// (arguments: start, end, ellipsis, tokens, and start, end if the entity has a title).
     static func hitColumns(_ entity: IndexedEntity, fts: String, documents: String) -> String {
         let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
-        return "snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(objectID(entity, fts: fts, documents: documents))"
+        let highlight = entity.titleIndex.map { "highlight(\(fts), \($0), ?, ?)" } ?? "NULL"
+        return "snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(highlight), \(objectID(entity, fts: fts, documents: documents))"
     }
 
     /// A hit from the columns of ``hitColumns`` that start at `column`; `score` is the rank.
     private func hit(_ row: Row, at column: Int, entity: IndexedEntity, score: Double) throws -> SearchHit {
-        guard let objectID = ObjectID.fromDatabaseValue(row[column + 2]) else {
+        guard let objectID = ObjectID.fromDatabaseValue(row[column + 3]) else {
             throw SearchlightError(.databaseError, "the index lost a document of \(entity.entity.name) during a search")
         }
-        return SearchHit(entity: entity.entity.name, objectID: objectID, title: row[column + 1], snippet: row[column] ?? "", score: -score)
+        return SearchHit(entity: entity.entity.name, objectID: objectID, title: row[column + 1], titleHighlight: row[column + 2],
+                         snippet: row[column] ?? "", score: -score)
     }
 
     /// The SQL that yields a hit's object id: the FTS rowid itself for rowid keys, the

@@ -8,6 +8,8 @@ public struct SearchHit: Hashable, Sendable, Codable {
     public var objectID: ObjectID
     /// The value of the entity's title field (the first field if none has the title role).
     public var title: String?
+    /// The title with the matched words between the highlight markers (`nil` when ``title`` is).
+    public var titleHighlight: String?
     /// An excerpt around the matches, with the matched words between the highlight markers.
     public var snippet: String
     /// Relevance: higher is better (the negated bm25 rank, with the model's field weights).
