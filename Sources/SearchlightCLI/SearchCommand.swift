@@ -18,7 +18,7 @@ struct SearchCommand: ParsableCommand {
     @Option(name: .customLong("entity"), help: "Only this entity (repeat for several).")
     var entities: [String] = []
 
-    @Option(help: "At most this many hits (0: no limit).")
+    @Option(help: "At most this many hits (0: no limit; a page holds at most \(SearchIndex.Options().maximumHits), and the output says when it stopped there).")
     var limit = 20
 
     @Option(help: "Skip this many hits.")
@@ -80,15 +80,20 @@ struct SearchCommand: ParsableCommand {
             : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset)
         switch format {
         case .json:
-            struct Page: Encodable { var total: Int; var countsByEntity: [String: Int]; var hits: [Hit] }
-            print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, hits: results.hits.map(Hit.init))))
+            struct Page: Encodable {
+                var total: Int; var countsByEntity: [String: Int]; var rankedMatches: Int; var truncated: Bool; var hits: [Hit]
+            }
+            print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
+                                       truncated: results.isTruncated, hits: results.hits.map(Hit.init))))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
+            bounds(results).map(Output.note)
         case .csv:
             print("entity,id,title,snippet,score")
             for hit in results.hits {
                 print([hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
             }
+            bounds(results).map(Output.note)
         case .table:
             var rows = [["SCORE", "ENTITY", "ID", "TITLE", "SNIPPET"]]
             for hit in results.hits {
@@ -98,6 +103,20 @@ struct SearchCommand: ParsableCommand {
             print(Output.table(rows))
             let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
+            bounds(results).map { print($0) }
         }
+    }
+
+    /// What the search's bounds left out, if anything (a line of its own; on stderr for the
+    /// formats that scripts read line by line).
+    func bounds(_ results: SearchResults) -> String? {
+        var notes: [String] = []
+        if results.isRankingCapped {
+            notes.append("Ranked the newest \(results.rankedMatches) of \(results.total) matches (at most \(SearchIndex.Options().maximumRankedMatches) per entity).")
+        }
+        if results.isTruncated {
+            notes.append("Stopped after \(results.hits.count) hits: --offset \(offset + results.hits.count) shows more.")
+        }
+        return notes.isEmpty ? nil : notes.joined(separator: " ")
     }
 }

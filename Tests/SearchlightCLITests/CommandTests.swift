@@ -55,6 +55,7 @@ import SearchlightTestSupport
         let json = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as! [String: Any]
         #expect(json["total"] as? Int == 3)
         #expect(json["countsByEntity"] as? [String: Int] == ["Note": 2, "Person": 1])
+        #expect(json["rankedMatches"] as? Int == 3 && json["truncated"] as? Bool == false)
         let hits = try #require(json["hits"] as? [[String: Any]])
         #expect(hits.count == 2)
         #expect(hits.map { $0["titleHighlight"] as? String }.contains("[Kernel] panic"))
@@ -62,6 +63,24 @@ import SearchlightTestSupport
         #expect(jsonl.contains(#""titleHighlight":"Kernel [Sanders]""#))
         let table = try CLI.run(["search", "--db", db.path, "kernel", "--limit", "2"]).stdout
         #expect(table.contains("2 of 3 matches (Note 2, Person 1)"), "\(table)")
+        #expect(!table.contains("Ranked") && !table.contains("Stopped"), "no bound applied")
+    }
+
+    /// `--limit 0` is bounded too, and says so (on stderr for line formats).
+    @Test func searchSaysWhenABoundApplied() throws {
+        let (db, model) = try CLI.workspace()
+        // Written before init, which builds the index from the table (no history to replay).
+        try db.shell("WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 15010) INSERT INTO notes SELECT i, 'bulk note', '' FROM n;")
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let jsonl = try CLI.run(["search", "--db", db.path, "bulk", "--format", "jsonl", "--limit", "0"])
+        #expect(jsonl.stdout.split(separator: "\n").count == 2_000)
+        #expect(jsonl.stderr.contains("Ranked the newest 15000 of 15001 matches"), "\(jsonl.stderr)")
+        #expect(jsonl.stderr.contains("Stopped after 2000 hits: --offset 2000 shows more."), "\(jsonl.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try CLI.run(["search", "--db", db.path, "bulk", "--format", "json", "--limit", "0"]).stdout.utf8)) as! [String: Any]
+        #expect(json["total"] as? Int == 15_001 && json["rankedMatches"] as? Int == 15_000 && json["truncated"] as? Bool == true)
+        let table = try CLI.run(["search", "--db", db.path, "bulk"]).stdout
+        #expect(table.contains("20 of 15001 matches (Note 15001)"))
+        #expect(table.contains("Ranked the newest 15000 of 15001 matches"))
     }
 
     @Test func foreignWritesShowUpAfterIndexAndInHistoryWithANullAuthor() throws {

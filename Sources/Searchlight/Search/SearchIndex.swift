@@ -27,14 +27,28 @@ import Synchronization
 /// SELECT rowid, snippet(fts, -1, ?, ?, ?, ?), title, highlight(fts, 0, ?, ?) FROM fts
 ///   WHERE fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (SELECT value FROM json_each(?));
 /// ```
+///
+/// Every search is bounded, and its results say when a bound applied (``SearchResults``):
+/// an entity with more than ``Options/maximumRankedMatches`` matches has only its newest
+/// ones ranked (`AND rowid >= ?`, the rowid of the last of them), and a page holds at most
+/// ``Options/maximumHits`` hits, also when no limit is given.
 public final class SearchIndex: Sendable {
-    /// How snippets look.
+    /// How snippets look, and the bounds of every search.
     public struct Options: Hashable, Sendable {
         public var highlightStart = "["
         public var highlightEnd = "]"
         public var ellipsis = "…"
         /// Tokens per snippet (1 to 64).
         public var snippetTokens = 12
+        /// At most this many matches of one entity are ranked: those with the highest FTS
+        /// rowids (for `INTEGER PRIMARY KEY` tables the highest ids, otherwise the documents
+        /// that entered the index last). Ranking costs about a microsecond a match, and a common
+        /// word or a one-letter prefix matches most documents of a large table.
+        /// ``SearchResults/rankedMatches`` says how many were ranked; counts stay exact.
+        public var maximumRankedMatches = 15_000
+        /// A page holds at most this many hits, also with no limit (``SearchResults/isTruncated``
+        /// says so; an offset gets the rest). Each hit costs a snippet.
+        public var maximumHits = 2_000
 
         public init() {}
     }
@@ -68,7 +82,8 @@ public final class SearchIndex: Sendable {
     ///
     /// - Parameters:
     ///   - entities: only these entities (all if `nil`); an unknown name is an error.
-    ///   - limit: at most this many hits (`nil`: no limit).
+    ///   - limit: at most this many hits (`nil`: no limit); a page never holds more than
+    ///     ``Options/maximumHits``, and ``SearchResults/isTruncated`` says when that cut it.
     ///   - offset: skip this many hits (paging).
     /// - Throws: `invalidQuery` for a raw query SQLite rejects; `unknownEntity`;
     ///   `invalidArgument`; `indexNotBuilt` before the first indexing.
@@ -129,17 +144,18 @@ public final class SearchIndex: Sendable {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         let entities = liveEntities.filter { names?.contains($0.entity.name) ?? true }
+        let maximumHits = max(options.maximumHits, 1)
+        let rankingCap = max(options.maximumRankedMatches, 1)
+        let pageSize = min(limit ?? maximumHits, maximumHits)
         // Saturating: a huge offset (paging past the end) must not overflow and crash.
-        let needed = limit.map { limit in
-            let (sum, overflow) = offset.addingReportingOverflow(limit)
-            return overflow ? Int.max : sum
-        }
+        let (sum, overflow) = offset.addingReportingOverflow(pageSize)
+        let needed = overflow ? Int.max : sum
         let documents = SQLQuoting.identifier(schema.documentTable)
         func hitArguments(_ entity: IndexedEntity) -> StatementArguments {
             let markers: StatementArguments = [options.highlightStart, options.highlightEnd]
             return markers + [options.ellipsis, min(max(options.snippetTokens, 1), 64)] + (entity.titleIndex == nil ? [] : markers)
         }
-        var total = 0
+        var total = 0, ranked = 0
         var counts: [String: Int] = [:]
         var candidates: [Candidate] = []
         var columnErrors: [DatabaseError] = []
@@ -156,20 +172,27 @@ public final class SearchIndex: Sendable {
             }
             counts[entity.entity.name] = count
             total += count
+            ranked += min(count, rankingCap)
             if needed == 0 || count == 0 { continue }
             var sql = "SELECT \(fts).rowid, rank"
             var arguments: StatementArguments = []
-            let inline = Self.inlinesSnippets(matches: count, needed: needed ?? Int.max)
+            let inline = Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed)
             if inline {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: documents)
                 arguments += hitArguments(entity)
             }
-            sql += " FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
+            sql += " FROM \(fts) WHERE \(fts) MATCH ?"
             arguments += [query.expression]
-            if let needed {
-                sql += " LIMIT ?"
-                arguments += [needed]
+            if count > rankingCap {
+                // Rank the newest matches only (the highest rowids): bm25 costs about a
+                // microsecond a match, and a term in half the documents has tens of thousands.
+                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
+                                                arguments: [query.expression, rankingCap - 1]) ?? Int64.min
+                sql += " AND \(fts).rowid >= ?"
+                arguments += [lowest]
             }
+            sql += " ORDER BY rank, \(fts).rowid LIMIT ?"
+            arguments += [needed]
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let row = try rows.next() {
                 var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
@@ -183,7 +206,7 @@ public final class SearchIndex: Sendable {
             if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
             return a.rowid < b.rowid
         }
-        var page = Array(candidates.dropFirst(offset).prefix(limit ?? Int.max))
+        var page = Array(candidates.dropFirst(offset).prefix(pageSize))
         // Snippets for the rest of the page: one walk of each entity's matches, computing them
         // for the page's rows only. (`rowid IN (…)` beside MATCH would make FTS5 run the whole
         // query again for every id, prefix expansion included; the `+` keeps it a filter.)
@@ -210,7 +233,10 @@ public final class SearchIndex: Sendable {
                 page[index].hit = try hit(row, at: 1, entity: entity, score: page[index].score)
             }
         }
-        return SearchResults(total: total, countsByEntity: counts, hits: page.compactMap(\.hit))
+        // Cut at maximumHits while more ranked hits follow: say so.
+        let asked = limit ?? Int.max
+        let isTruncated = asked > pageSize && offset < ranked && ranked - offset > pageSize
+        return SearchResults(total: total, countsByEntity: counts, rankedMatches: ranked, isTruncated: isTruncated, hits: page.compactMap(\.hit))
     }
 
     /// The columns of a hit, after the rowid: snippet, title, highlighted title, object id

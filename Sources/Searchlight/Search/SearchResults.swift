@@ -17,17 +17,34 @@ public struct SearchHit: Hashable, Sendable, Codable {
 }
 
 /// A page of search results.
+///
+/// Every search is bounded (``SearchIndex/Options``), and says when a bound changed its answer:
+/// ``total`` and ``countsByEntity`` always count every match, ``rankedMatches`` is less than
+/// ``total`` when an entity had more matches than ``SearchIndex/Options/maximumRankedMatches``
+/// (only its newest ones were ranked), and ``isTruncated`` is set when the page was cut at
+/// ``SearchIndex/Options/maximumHits`` (no limit, or a larger one, was asked for).
 public struct SearchResults: Hashable, Sendable, Codable {
     /// How many objects match in all (across the requested entities).
     public var total: Int
     /// How many objects match in each requested entity (entities with no match count 0).
     public var countsByEntity: [String: Int]
+    /// How many matches were ranked, hits being the best of those: ``total`` unless an entity
+    /// had more than ``SearchIndex/Options/maximumRankedMatches`` matches.
+    public var rankedMatches: Int
+    /// The page stopped at ``SearchIndex/Options/maximumHits`` while more ranked hits followed
+    /// (ask for them with an offset).
+    public var isTruncated: Bool
     /// The requested page, best first.
     public var hits: [SearchHit]
 
-    public init(total: Int, countsByEntity: [String: Int] = [:], hits: [SearchHit]) {
+    /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
+    public var isRankingCapped: Bool { rankedMatches < total }
+
+    public init(total: Int, countsByEntity: [String: Int] = [:], rankedMatches: Int? = nil, isTruncated: Bool = false, hits: [SearchHit]) {
         self.total = total
         self.countsByEntity = countsByEntity
+        self.rankedMatches = rankedMatches ?? total
+        self.isTruncated = isTruncated
         self.hits = hits
     }
 

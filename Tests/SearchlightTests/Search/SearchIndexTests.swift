@@ -86,6 +86,41 @@ import SearchlightTestSupport
         }
     }
 
+    /// Every search is bounded, and says when a bound applied.
+    @Test func boundsAreReportedNeverSilent() throws {
+        let f = try Fixture()
+        try f.store.write(author: "app") { db in
+            for i in 1...25 {
+                let words = Array(repeating: "filler", count: (i * 7) % 11).joined(separator: " ")
+                try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [i, "note \(i)", "same \(words)"])
+            }
+        }
+        try f.runIndexer()
+        let unbounded = try f.index.search("same", limit: nil)
+        #expect(unbounded.total == 25 && unbounded.rankedMatches == 25 && !unbounded.isRankingCapped && !unbounded.isTruncated)
+        var options = SearchIndex.Options()
+        options.maximumRankedMatches = 10
+        options.maximumHits = 4
+        let index = SearchIndex(store: f.store, options: options)
+
+        // Only the newest 10 matches are ranked, exactly as an unbounded search ranks them.
+        let newest = unbounded.hits.filter { if case let .integer(id) = $0.objectID { id > 15 } else { false } }
+        let first = try index.search("same", limit: nil)
+        #expect(first.total == 25 && first.countsByEntity == ["Note": 25, "Person": 0])
+        #expect(first.rankedMatches == 10 && first.isRankingCapped)
+        #expect(first.hits == Array(newest.prefix(4)))
+        #expect(first.isTruncated, "no limit, cut at maximumHits while more follow")
+        let rest = try index.search("same", limit: nil, offset: 4).hits + index.search("same", limit: 100, offset: 8).hits
+        #expect(first.hits + rest == newest)
+        #expect(try index.search("same", limit: 100, offset: 4).isTruncated, "a limit above maximumHits is cut too")
+        #expect(try !index.search("same", limit: nil, offset: 6).isTruncated, "the last 4 ranked hits: nothing follows")
+        #expect(try !index.search("same", limit: 3).isTruncated, "the limit asked for is no truncation")
+        #expect(try index.search("same", limit: nil, offset: 10).hits.isEmpty)
+        // Below the bounds nothing changes.
+        let few = try index.search("note 3", limit: nil)
+        #expect(few.total == 1 && few.rankedMatches == 1 && !few.isRankingCapped && !few.isTruncated)
+    }
+
     @Test func pagingIsConsistentAndDeterministic() throws {
         let f = try Fixture()
         for i in 1...25 { try f.insertNote(i, title: "same words", body: "identical") }
