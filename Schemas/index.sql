@@ -36,7 +36,7 @@ CREATE TABLE "searchlight_document_g1" (
 
 -- One regular (contentful) FTS5 table per entity: the index keeps its own copy of the text, so
 -- a changed or deleted source row never leaves a stale match. Columns are the entity's fields.
-CREATE VIRTUAL TABLE "searchlight_fts_1_g1" USING fts5("title", "body", tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3 4');
+CREATE VIRTUAL TABLE "searchlight_fts_1_g1" USING fts5("title", "body", tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3');
 
 -- Ranking: bm25 with the fields' weights, as the table's configured rank function.
 INSERT INTO "searchlight_fts_1_g1"("searchlight_fts_1_g1", rank) VALUES ('rank', 'bm25(10.0, 1.0)');

@@ -5,7 +5,7 @@ import SearchlightHistory
 /// What a generation of the index holds: its tokenizer and, for each indexed entity, its id,
 /// table, key and fields. Stored with the generation (``IndexState/Key/layout``), it is what
 /// searches read (so a model installed since never sends them to tables that do not exist),
-/// and a change of it (fields, weights, tokenizer, a table's key) forces a rebuild.
+/// and a change of it (fields, weights, tokenizer, prefix indexes, a table's key) forces a rebuild.
 package struct IndexLayout: Codable, Hashable, Sendable {
     package var version = 3
     package var tokenizer: String
@@ -49,11 +49,12 @@ package struct IndexLayout: Codable, Hashable, Sendable {
         return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
     }
 
-    /// The fingerprint Searchlight 0.1.0 stored for this layout (to migrate its databases).
+    /// The fingerprint Searchlight 0.1.0 stored for this layout (to migrate its databases; its
+    /// indexes had the legacy prefix lengths).
     package var legacyFingerprint: String {
         struct Part: Encodable { var entity: String; var table: String; var key: String; var rowidKeys: Bool; var fields: [SearchlightModel.Field] }
         struct Print: Encodable { var version = 2; var tokenizer: String; var prefixes: String; var entities: [Part] }
-        let print = Print(tokenizer: tokenizer, prefixes: prefixes, entities: entities.map {
+        let print = Print(tokenizer: tokenizer, prefixes: IndexSchema.legacyPrefixes, entities: entities.map {
             Part(entity: $0.entity.name, table: $0.entity.table, key: $0.entity.primaryKey, rowidKeys: $0.usesRowidKeys, fields: $0.entity.fields)
         })
         let encoder = JSONEncoder()

@@ -20,11 +20,16 @@ package struct IndexSchema: Sendable {
     package var documentTable: String { "searchlight_document_g\(generation)" }
     package func ftsTable(_ entityID: Int64) -> String { "searchlight_fts_\(entityID)_g\(generation)" }
 
-    /// The prefix lengths indexed for as-you-type queries.
-    package static let prefixes = "2 3 4"
+    /// The prefix lengths indexed for as-you-type queries. One-letter prefixes are indexed
+    /// because expanding `a*` term by term is what made as-you-type slow; four-letter ones are
+    /// not, since a four-letter prefix matches few enough terms to expand quickly. (Measured on
+    /// WordNet: README, "Benchmarks".) A layout records its prefixes, so a change rebuilds.
+    package static let prefixes = "1 2 3"
+    /// The prefix lengths of indexes built before `1 2 3` (Searchlight 0.1.0 included).
+    package static let legacyPrefixes = "2 3 4"
 
     /// The statements that create this generation's tables for `entities`.
-    package func createStatements(for entities: [IndexedEntity], tokenizer: String) -> [String] {
+    package func createStatements(for entities: [IndexedEntity], tokenizer: String, prefixes: String = IndexSchema.prefixes) -> [String] {
         var statements = [
             """
             CREATE TABLE \(SQLQuoting.identifier(documentTable)) (
@@ -40,7 +45,7 @@ package struct IndexSchema: Sendable {
             let columns = entity.fieldColumns.map(SQLQuoting.identifier).joined(separator: ", ")
             statements.append("""
                 CREATE VIRTUAL TABLE \(fts) USING fts5(\(columns), \
-                tokenize = \(SQLQuoting.literal(tokenizer)), prefix = \(SQLQuoting.literal(Self.prefixes)))
+                tokenize = \(SQLQuoting.literal(tokenizer)), prefix = \(SQLQuoting.literal(prefixes)))
                 """)
             // Rank with the fields' weights, so that `ORDER BY rank` uses FTS5's own sorting.
             statements.append("INSERT INTO \(fts)(\(fts), rank) VALUES ('rank', \(SQLQuoting.literal(Self.rankFunction(entity))))")

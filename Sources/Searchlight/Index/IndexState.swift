@@ -75,8 +75,11 @@ package enum IndexState {
         let values = Dictionary(legacy.map { ($0["key"] as String, $0["value"] as DatabaseValue) }, uniquingKeysWith: { a, _ in a })
         guard let generation = values["index.generation"].flatMap(Int.fromDatabaseValue) else { return }
         try set(db, .generation, generation)
-        let layout = try IndexLayout(model: store.installedModel(in: db), capture: store.captureStatus(in: db), store: store, db)
+        var layout = try IndexLayout(model: store.installedModel(in: db), capture: store.captureStatus(in: db), store: store, db)
         if let fingerprint = values["index.fingerprint"].flatMap(String.fromDatabaseValue), fingerprint == layout.legacyFingerprint {
+            // Kept as built: searches answer from it; the indexer rebuilds it with today's
+            // prefix indexes (a layout that differs from the one wanted is rebuilt).
+            layout.prefixes = IndexSchema.legacyPrefixes
             try set(db, .layout, layout.json)
         } // else: no layout, so the indexer rebuilds, as 0.1.0 would have.
         try db.execute(sql: #"DELETE FROM "searchlight_meta" WHERE "key" IN ('index.generation', 'index.fingerprint')"#)

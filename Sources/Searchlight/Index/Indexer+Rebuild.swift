@@ -248,7 +248,7 @@ extension Indexer {
         try IndexSchema.dropGenerations(except: Set([liveGeneration].compactMap { $0 }), db)
         let previous = max(liveGeneration ?? 0, try IndexState.get(db, .rebuildGeneration, as: Int.self) ?? 0)
         let schema = IndexSchema(generation: previous + 1)
-        for statement in schema.createStatements(for: layout.entities, tokenizer: layout.tokenizer) {
+        for statement in schema.createStatements(for: layout.entities, tokenizer: layout.tokenizer, prefixes: layout.prefixes) {
             do {
                 try db.execute(sql: statement)
             } catch let error as DatabaseError where statement.contains("USING fts5") {

@@ -54,7 +54,7 @@ public final class Indexer: Sendable {
     public enum RebuildReason: Hashable, Sendable, CustomStringConvertible {
         /// The index was never built.
         case notBuilt
-        /// The indexed fields, weights, tokenizer or a table's key changed (a new model).
+        /// The indexed fields, weights, tokenizer, prefix indexes or a table's key changed (a new model, or a release that indexes other prefixes).
         case modelChanged
         /// The indexer has no checkpoint.
         case noCheckpoint
@@ -72,7 +72,7 @@ public final class Indexer: Sendable {
         public var description: String {
             switch self {
             case .notBuilt: "the index has not been built yet"
-            case .modelChanged: "the model or its tables changed (indexed fields, weights, tokenizer, a table's key, a table renamed, dropped or created again)"
+            case .modelChanged: "the model or its tables changed (indexed fields, weights, tokenizer, prefix indexes, a table's key, a table renamed, dropped or created again)"
             case .noCheckpoint: "the indexer has no checkpoint"
             case let .historyExpired(resync): "history the indexer had not processed was deleted by cleanup (\(resync))"
             case let .captureInterrupted(resync): "\(resync)"

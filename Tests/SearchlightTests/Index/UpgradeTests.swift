@@ -28,9 +28,13 @@ import SearchlightTestSupport
         #expect(try SearchIndex(store: store).search("halted", limit: nil).hits.map(\.objectID) == [.integer(1)])
         #expect(try SearchIndex(store: store).search("magic", limit: nil).total == 1, "not indexed yet: still found")
 
+        // The migration kept the 0.1.0 index as it was built; its prefix indexes ('2 3 4') are
+        // not today's ('1 2 3'), so the indexer rebuilds it once, online.
+        let kept = try store.dbPool.read { db in try IndexState.get(db, .layout, as: String.self) }.map(IndexLayout.init(json:))
+        #expect(kept?.prefixes == IndexSchema.legacyPrefixes)
         let summary = try Indexer(store: store).indexPendingChanges()
-        #expect(summary.rebuildReason == nil, "the 0.1.0 index is kept, not rebuilt")
-        #expect(summary.changes == 3)
+        #expect(summary.rebuildReason == .modelChanged)
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == nil, "once")
         let index = SearchIndex(store: store)
         #expect(try index.search("trap", limit: nil).hits.map(\.objectID) == [.integer(1)])
         #expect(try index.search("magic", limit: nil).total == 0)
@@ -42,7 +46,7 @@ import SearchlightTestSupport
              try Int.fetchOne(db, sql: "SELECT value FROM searchlight_index_state WHERE key = 'generation'"))
         }
         #expect(legacyKeys == 0)
-        #expect(generation == 1)
+        #expect(generation == 2)
         _ = db
     }
 
@@ -55,6 +59,30 @@ import SearchlightTestSupport
         #expect(summary.rebuildReason == .modelChanged)
         #expect(try SearchIndex(store: store).search("trap OR grace", limit: nil).total == 2)
         #expect(try Indexer(store: store).verify().isConsistent)
+        _ = db
+    }
+
+    /// An index built with other prefix lengths (by an earlier release: `'2 3 4'`) is rebuilt
+    /// once with today's, since its layout records them.
+    @Test func anIndexWithOtherPrefixIndexesIsRebuiltOnce() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'Kernel panic')") }
+        try Indexer(store: store).indexPendingChanges()
+        func ftsSQL() throws -> String? {
+            try store.dbPool.read { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name GLOB 'searchlight_fts_*_g*' AND sql LIKE '%fts5%' ORDER BY name LIMIT 1") }
+        }
+        #expect(try ftsSQL()?.contains("prefix = '\(IndexSchema.prefixes)'") == true)
+        // What an earlier release left: the same tables, with a layout that records '2 3 4'.
+        try store.dbPool.write { db in
+            var layout = try IndexLayout(json: try #require(try IndexState.get(db, .layout, as: String.self)))
+            layout.prefixes = IndexSchema.legacyPrefixes
+            try IndexState.set(db, .layout, layout.json)
+        }
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == .modelChanged)
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == nil, "once")
+        #expect(try ftsSQL()?.contains("prefix = '\(IndexSchema.prefixes)'") == true)
+        #expect(try SearchIndex(store: store).search("k", asYouType: true).hits.map(\.objectID) == [.integer(1)])
         _ = db
     }
 }
