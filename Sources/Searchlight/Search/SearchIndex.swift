@@ -38,7 +38,7 @@ public final class SearchIndex: Sendable {
     public let options: Options
     /// The entities of the live generation, decoded once per generation (a generation's layout
     /// never changes: a new layout is always a new generation).
-    private let cache = Mutex<(generation: Int, entities: [IndexedEntity])?>(nil)
+    private let cache = Mutex<(generation: Int, layout: IndexLayout)?>(nil)
     /// Whether the index's own table was checked (a database of Searchlight 0.1.0 migrates).
     private let migrated = Mutex(false)
 
@@ -51,7 +51,8 @@ public final class SearchIndex: Sendable {
     /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
                        limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
-        guard let query = SearchQuery(userText: text, asYouType: asYouType) else {
+        let columns = Set(store.model.entities.filter { entities?.contains($0.name) ?? true }.flatMap { $0.fields.map(\.column) })
+        guard let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) else {
             // Nothing to search for is no error, but bad arguments still are.
             try validate(entities: entities, limit: limit, offset: offset)
             return .empty
@@ -108,10 +109,11 @@ public final class SearchIndex: Sendable {
     static let inlineSnippetLimit = 200
 
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, _ db: Database) throws -> SearchResults {
-        guard let (schema, liveEntities) = try liveEntities(db) else {
+        guard let (schema, layout) = try liveLayout(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
-        let entities = liveEntities.filter { names?.contains($0.entity.name) ?? true }
+        let entities = layout.entities.filter { names?.contains($0.entity.name) ?? true }
+        let text = layout.text
         // Saturating: a huge offset (paging past the end) must not overflow and crash.
         let needed = limit.map { limit in
             let (sum, overflow) = offset.addingReportingOverflow(limit)
@@ -124,10 +126,12 @@ public final class SearchIndex: Sendable {
         var columnErrors: [DatabaseError] = []
         for entity in entities {
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
+            // nil: a term names a field this entity lacks, so nothing of it can match.
+            guard let expression = query.expression(for: text, columns: entity.fieldColumns) else { continue }
             let count: Int
             do {
-                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [query.expression]) ?? 0
-            } catch let error as DatabaseError where query.isRaw && (error.message ?? "").hasPrefix("no such column") {
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
+            } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
                 continue
@@ -140,7 +144,7 @@ public final class SearchIndex: Sendable {
             let columns = inline ? ", snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(idColumn)" : ""
             let joinClause = inline ? join : ""
             var sql = "SELECT \(fts).rowid, rank\(columns) FROM \(fts)\(joinClause) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
-            var arguments: StatementArguments = (inline ? snippetArguments : []) + [query.expression]
+            var arguments: StatementArguments = (inline ? snippetArguments : []) + [expression]
             if let needed {
                 sql += " LIMIT ?"
                 arguments += [needed]
@@ -149,7 +153,7 @@ public final class SearchIndex: Sendable {
             while let row = try rows.next() {
                 var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
                 if inline, let objectID = ObjectID.fromDatabaseValue(row[4]) {
-                    candidate.hit = SearchHit(entity: entity.entity.name, objectID: objectID, title: row[3], snippet: row[2] ?? "", score: -candidate.score)
+                    candidate.hit = hit(entity, objectID, title: row[3], snippet: row[2], score: candidate.score)
                 }
                 candidates.append(candidate)
             }
@@ -174,17 +178,24 @@ public final class SearchIndex: Sendable {
                 SELECT \(fts).rowid, snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(idColumn)
                 FROM \(fts)\(join)
                 WHERE \(fts) MATCH ? AND \(fts).rowid IN (\(placeholders))
-                """, arguments: snippetArguments + [query.expression] + StatementArguments(rowids))
+                """, arguments: snippetArguments + [query.expression(for: text, columns: entity.fieldColumns)] + StatementArguments(rowids))
             var byRowid: [Int64: Row] = [:]
             for row in rows { byRowid[row[0]] = row }
             for index in missing {
                 guard let row = byRowid[page[index].rowid], let objectID = ObjectID.fromDatabaseValue(row[3]) else {
                     throw SearchlightError(.databaseError, "the index lost document \(page[index].rowid) during a search")
                 }
-                page[index].hit = SearchHit(entity: entity.entity.name, objectID: objectID, title: row[2], snippet: row[1] ?? "", score: -page[index].score)
+                page[index].hit = hit(entity, objectID, title: row[2], snippet: row[1], score: page[index].score)
             }
         }
         return SearchResults(total: total, hits: page.compactMap(\.hit))
+    }
+
+    /// A hit, with stored text as people read it (``IndexedText/display(_:highlightStart:highlightEnd:)``).
+    private func hit(_ entity: IndexedEntity, _ objectID: ObjectID, title: String?, snippet: String?, score: Double) -> SearchHit {
+        SearchHit(entity: entity.entity.name, objectID: objectID, title: title.map { IndexedText.display($0) },
+                  snippet: IndexedText.display(snippet ?? "", highlightStart: options.highlightStart, highlightEnd: options.highlightEnd),
+                  score: -score)
     }
 
     /// The SQL that yields a hit's object id, and the join it needs: the FTS rowid itself for
@@ -198,13 +209,18 @@ public final class SearchIndex: Sendable {
     /// The live generation and the entities it holds (what it was built for, not the model
     /// installed since), or nil before the first build.
     func liveEntities(_ db: Database) throws -> (IndexSchema, [IndexedEntity])? {
+        try liveLayout(db).map { ($0.0, $0.1.entities) }
+    }
+
+    /// The live generation and its layout, or nil before the first build.
+    func liveLayout(_ db: Database) throws -> (IndexSchema, IndexLayout)? {
         // (migrateIfNeeded made sure the table exists: one point query per search.)
         guard let generation = try IndexState.get(db, .generation, as: Int.self) else { return nil }
         let schema = IndexSchema(generation: generation)
-        if let cached = cache.withLock({ $0 }), cached.generation == generation { return (schema, cached.entities) }
-        guard let layout = try IndexState.get(db, .layout, as: String.self) else { return nil }
-        let entities = try IndexLayout(json: layout).entities
-        cache.withLock { $0 = (generation, entities) }
-        return (schema, entities)
+        if let cached = cache.withLock({ $0 }), cached.generation == generation { return (schema, cached.layout) }
+        guard let json = try IndexState.get(db, .layout, as: String.self) else { return nil }
+        let layout = try IndexLayout(json: json)
+        cache.withLock { $0 = (generation, layout) }
+        return (schema, layout)
     }
 }
