@@ -67,7 +67,9 @@ public enum RecallEvaluation {
 
     // MARK: - Ground truth
 
+    /// A CJK letter (not CJK punctuation such as `・` or `。`).
     static func isCJK(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar.properties.isAlphabetic || scalar.properties.numericType != nil else { return false }
         switch scalar.value {
         case 0x1100...0x11FF, 0x3005...0x3007, 0x3040...0x30FF, 0x3100...0x31FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
              0xAC00...0xD7AF, 0xF900...0xFAFF, 0x20000...0x3134F:

@@ -47,17 +47,29 @@ public final class SearchIndex: Sendable {
         self.options = options
     }
 
-    /// Searches user text with the safe grammar of ``SearchQuery/init(userText:asYouType:)``.
+    /// Searches user text with the safe grammar of ``SearchQuery/init(userText:asYouType:columns:)``,
+    /// where `field:` may name the fields of the searched entities.
     /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
+    /// When nothing matches, ``SearchResults/explanation`` says why, with "did you mean"
+    /// suggestions.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
                        limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
+        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, explains: true)
+    }
+
+    func search(_ text: String, asYouType: Bool, entities: Set<String>?, limit: Int?, offset: Int, explains: Bool) throws(SearchlightError) -> SearchResults {
         let columns = Set(store.model.entities.filter { entities?.contains($0.name) ?? true }.flatMap { $0.fields.map(\.column) })
-        guard let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) else {
+        var results = SearchResults.empty
+        if let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) {
+            results = try search(query, entities: entities, limit: limit, offset: offset)
+        } else {
             // Nothing to search for is no error, but bad arguments still are.
             try validate(entities: entities, limit: limit, offset: offset)
-            return .empty
         }
-        return try search(query, entities: entities, limit: limit, offset: offset)
+        if explains, results.total == 0 {
+            results.explanation = try explanation(for: text, asYouType: asYouType, columns: columns, entities: entities)
+        }
+        return results
     }
 
     /// Runs a parsed query.

@@ -20,6 +20,8 @@ public struct SearchResults: Hashable, Sendable, Codable {
     public var total: Int
     /// The requested page, best first.
     public var hits: [SearchHit]
+    /// Why nothing matched, for user text that matched nothing (nil otherwise).
+    public var explanation: SearchExplanation? = nil
 
     public static let empty = SearchResults(total: 0, hits: [])
 }

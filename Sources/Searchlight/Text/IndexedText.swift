@@ -3,8 +3,9 @@ import Foundation
 /// How text is prepared before FTS5 tokenizes it, for documents and queries alike, so that the
 /// index keeps using SQLite's own tokenizers (and every SQLite tool can still open the database).
 ///
-/// - **Normalization.** Text is NFKC-normalized: full-width and half-width forms, ligatures
-///   (`ﬁ`), circled and superscript digits become their plain forms; `ß` and `ẞ` become `ss`.
+/// - **Normalization.** Letters and numbers are NFKC-normalized: full-width and half-width
+///   forms, ligatures (`ﬁ`), circled and superscript digits become their plain forms; `ß` and
+///   `ẞ` become `ss`. Symbols and punctuation stay as they are: they separate words.
 ///   Case folding and diacritics are the tokenizer's (`unicode61 remove_diacritics 2`).
 /// - **CJK segmentation.** Chinese, Japanese and Korean are written without spaces between
 ///   words, and unicode61 would make one token of a whole run of them. With a word tokenizer
@@ -50,15 +51,22 @@ package struct IndexedText: Hashable, Sendable {
         // ASCII is already NFC and NFKC, and holds no CJK: most text takes this path.
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
         var output = String.UnicodeScalarView()
+        var recompose = false
         // The last token character, and whether punctuation or a symbol came since.
         var previous: Unicode.Scalar?
         var punctuated = false
-        var normalized = text.precomposedStringWithCompatibilityMapping
+        var normalized = text.precomposedStringWithCanonicalMapping
         if foldsChineseVariants, normalized.unicodeScalars.contains(where: Self.isCJK),
            let simplified = normalized.applyingTransform(StringTransform("Traditional-Simplified"), reverse: false) {
             normalized = simplified
         }
-        for scalar in normalized.unicodeScalars {
+        for original in normalized.unicodeScalars {
+          // NFKC, for letters and numbers only: a symbol stays a separator (`hacker™` is not
+          // `hackerTM`). Scalars that NFKC and case folding keep skip the work (Han, ASCII).
+          let compatible = original.value >= 0x80 && Self.isTokenCharacter(original) && original.properties.changesWhenNFKCCaseFolded
+            ? Array(String(original).precomposedStringWithCompatibilityMapping.unicodeScalars) : [original]
+          if compatible.count != 1 || compatible.first != original { recompose = true }
+          for scalar in compatible {
             if scalar == "ß" || scalar == "ẞ" {
                 output.append(contentsOf: "ss".unicodeScalars)
                 previous = "s"
@@ -83,8 +91,10 @@ package struct IndexedText: Hashable, Sendable {
             output.append(scalar)
             previous = scalar
             punctuated = false
+          }
         }
-        return String(output)
+        // Half-width kana and their sound marks, decomposed one by one, compose again.
+        return recompose ? String(output).precomposedStringWithCanonicalMapping : String(output)
     }
 
     /// Stored text as people read it: without the separators that segmentation inserted.
