@@ -10,7 +10,7 @@ struct SearchCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
 
     @Argument(parsing: .allUnrecognized,
-              help: "What to search for: words, \"phrases\", OR, -excluded, prefix*. Words that start with '-' are part of the query.")
+              help: "What to search for: words, \"phrases\", OR, -excluded, prefix*, field:word. Chinese, Japanese and Korean text matches as written. Words that start with '-' are part of the query.")
     var words: [String] = []
 
     var query: String { words.joined(separator: " ") }
@@ -77,8 +77,19 @@ struct SearchCommand: ParsableCommand {
             : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset)
         switch format {
         case .json:
-            struct Page: Encodable { var total: Int; var hits: [Hit] }
-            print(try Output.json(Page(total: results.total, hits: results.hits.map(Hit.init))))
+            struct Page: Encodable {
+                var total: Int
+                var hits: [Hit]
+                var explanation: SearchExplanation?
+                func encode(to encoder: any Encoder) throws {
+                    enum Key: String, CodingKey { case total, hits, explanation }
+                    var container = encoder.container(keyedBy: Key.self)
+                    try container.encode(total, forKey: .total)
+                    try container.encode(hits, forKey: .hits)
+                    try container.encode(explanation, forKey: .explanation) // null when something matched
+                }
+            }
+            print(try Output.json(Page(total: results.total, hits: results.hits.map(Hit.init), explanation: results.explanation)))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
         case .csv:
@@ -94,6 +105,7 @@ struct SearchCommand: ParsableCommand {
             }
             print(Output.table(rows))
             print("\(results.hits.count) of \(results.total) matches")
+            if let explanation = results.explanation { print(explanation.message) }
         }
     }
 }

@@ -132,7 +132,9 @@ public final class SearchIndex: Sendable {
             return overflow ? Int.max : sum
         }
         let documents = SQLQuoting.identifier(schema.documentTable)
-        let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(options.snippetTokens, 1), 64)]
+        // A CJK character is a token: snippets of CJK text get more of them.
+        let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
+        let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(tokens, 1), 64)]
         var total = 0
         var candidates: [Candidate] = []
         var columnErrors: [DatabaseError] = []

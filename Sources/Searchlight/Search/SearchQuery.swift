@@ -186,6 +186,11 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                 }
             }
             if !current.isEmpty { words.append(String(current)) }
+            // A break between CJK text and punctuation belongs inside a phrase (`る。の`), not at
+            // its edge (`title:"数据"`, where the quote follows a field name).
+            let breakWord = String(IndexedText.breakToken)
+            while words.first == breakWord { words.removeFirst() }
+            while words.last == breakWord { words.removeLast() }
             return words
         }
 
