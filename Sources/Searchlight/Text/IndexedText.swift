@@ -50,51 +50,75 @@ package struct IndexedText: Hashable, Sendable {
     package func prepare(_ text: String) -> String {
         // ASCII is already NFC and NFKC, and holds no CJK: most text takes this path.
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
-        var output = String.UnicodeScalarView()
+        // UTF-8 bytes: appending to them costs less than to a String's scalars.
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count + text.utf8.count / 2)
+        func append(_ scalar: Unicode.Scalar) {
+            if scalar.value < 0x80 { output.append(UInt8(scalar.value)) } else { UTF8.encode(scalar) { output.append($0) } }
+        }
         var recompose = false
-        // The last token character, and whether punctuation or a symbol came since.
-        var previous: Unicode.Scalar?
+        // The last token character, whether punctuation or a symbol came since, and whether
+        // the last scalar written was a token character.
+        var previousIsCJK: Bool?
         var punctuated = false
+        var lastWasToken = false
         var normalized = text.precomposedStringWithCanonicalMapping
         if foldsChineseVariants, normalized.unicodeScalars.contains(where: Self.isCJK),
            let simplified = normalized.applyingTransform(StringTransform("Traditional-Simplified"), reverse: false) {
             normalized = simplified
         }
-        for original in normalized.unicodeScalars {
-          // NFKC, for letters and numbers only: a symbol stays a separator (`hacker™` is not
-          // `hackerTM`). Scalars that NFKC and case folding keep skip the work (Han, ASCII).
-          let compatible = original.value >= 0x80 && Self.isTokenCharacter(original) && original.properties.changesWhenNFKCCaseFolded
-            ? Array(String(original).precomposedStringWithCompatibilityMapping.unicodeScalars) : [original]
-          if compatible.count != 1 || compatible.first != original { recompose = true }
-          for scalar in compatible {
-            if scalar == "ß" || scalar == "ẞ" {
-                output.append(contentsOf: "ss".unicodeScalars)
-                previous = "s"
-                punctuated = false
-                continue
+        func emit(_ scalar: Unicode.Scalar) {
+            // Classified cheaply first: ASCII, then the common CJK blocks, then the properties.
+            let isToken: Bool, isCJK: Bool, isMark: Bool
+            if scalar.value < 0x80 {
+                isToken = (0x30...0x39).contains(scalar.value) || (0x41...0x5A).contains(scalar.value) || (0x61...0x7A).contains(scalar.value)
+                (isCJK, isMark) = (false, false)
+            } else if Self.isCommonCJKLetter(scalar) {
+                (isToken, isCJK, isMark) = (true, true, false)
+            } else {
+                if scalar == "ß" || scalar == "ẞ" { emit("s"); emit("s"); return }
+                isToken = Self.isTokenCharacter(scalar)
+                isCJK = Self.isCJK(scalar)
+                isMark = isToken && Self.isMark(scalar)
             }
-            guard Self.isTokenCharacter(scalar) else {
-                if previous != nil, !scalar.properties.isWhitespace { punctuated = true }
-                output.append(scalar)
-                continue
+            guard isToken else {
+                if previousIsCJK != nil, scalar.value < 0x80 ? !(scalar == " " || (0x09...0x0D).contains(scalar.value)) : !scalar.properties.isWhitespace {
+                    punctuated = true
+                }
+                append(scalar)
+                lastWasToken = false
+                return
             }
-            if segmentsCJK, let before = previous, !Self.isMark(scalar), Self.isCJK(before) || Self.isCJK(scalar) {
+            if segmentsCJK, let before = previousIsCJK, !isMark, before || isCJK {
                 if punctuated {
                     // `る。の` must not match `るの`: a token no query produces keeps them apart.
-                    output.append(Self.separator)
-                    output.append(Self.breakToken)
-                    output.append(Self.separator)
-                } else if output.last.map(Self.isTokenCharacter) ?? false {
-                    output.append(Self.separator)
+                    append(Self.separator)
+                    append(Self.breakToken)
+                    append(Self.separator)
+                } else if lastWasToken {
+                    append(Self.separator)
                 }
             }
-            output.append(scalar)
-            previous = scalar
+            append(scalar)
+            if !isMark { previousIsCJK = isCJK }
             punctuated = false
-          }
+            lastWasToken = true
+        }
+        for original in normalized.unicodeScalars {
+            // NFKC, for letters and numbers only: a symbol stays a separator (`hacker™` is not
+            // `hackerTM`). Scalars that NFKC and case folding keep skip the work (ASCII, Han).
+            if original.value >= 0x80, !Self.isCommonCJKLetter(original), Self.isTokenCharacter(original),
+               original.properties.changesWhenNFKCCaseFolded {
+                let compatible = String(original).precomposedStringWithCompatibilityMapping.unicodeScalars
+                if compatible.count != 1 || compatible.first != original { recompose = true }
+                for scalar in compatible { emit(scalar) }
+            } else {
+                emit(original)
+            }
         }
         // Half-width kana and their sound marks, decomposed one by one, compose again.
-        return recompose ? String(output).precomposedStringWithCanonicalMapping : String(output)
+        let prepared = String(decoding: output, as: UTF8.self)
+        return recompose ? prepared.precomposedStringWithCanonicalMapping : prepared
     }
 
     /// Stored text as people read it: without the separators that segmentation inserted.
@@ -130,6 +154,15 @@ package struct IndexedText: Hashable, Sendable {
             return true
         default:
             return false
+        }
+    }
+
+    /// Han ideographs, kana letters and Hangul syllables of the main blocks: letters that NFKC
+    /// and case folding keep as they are (a fast path; ``isCJK(_:)`` has every block).
+    static func isCommonCJKLetter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x4E00...0x9FFF, 0x3400...0x4DBF, 0x3041...0x3096, 0x30A1...0x30FA, 0xAC00...0xD7A3: true
+        default: false
         }
     }
 
