@@ -49,19 +49,22 @@ struct SearchCommand: ParsableCommand {
         var entity: String
         var id: ObjectID
         var title: String?
+        var titleHighlight: String?
         var snippet: String
         var score: Double
 
         init(_ hit: SearchHit) {
-            entity = hit.entity; id = hit.objectID; title = hit.title; snippet = hit.snippet; score = hit.score
+            entity = hit.entity; id = hit.objectID; title = hit.title; titleHighlight = hit.titleHighlight
+            snippet = hit.snippet; score = hit.score
         }
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case entity, id, title, snippet, score }
+            enum Key: String, CodingKey { case entity, id, title, titleHighlight, snippet, score }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(entity, forKey: .entity)
             try container.encode(id, forKey: .id)
             try container.encode(title, forKey: .title) // null when the entity has no title
+            try container.encode(titleHighlight, forKey: .titleHighlight)
             try container.encode(snippet, forKey: .snippet)
             try container.encode(score, forKey: .score)
         }
@@ -79,17 +82,19 @@ struct SearchCommand: ParsableCommand {
         case .json:
             struct Page: Encodable {
                 var total: Int
+                var countsByEntity: [String: Int]
                 var hits: [Hit]
                 var explanation: SearchExplanation?
                 func encode(to encoder: any Encoder) throws {
-                    enum Key: String, CodingKey { case total, hits, explanation }
+                    enum Key: String, CodingKey { case total, countsByEntity, hits, explanation }
                     var container = encoder.container(keyedBy: Key.self)
                     try container.encode(total, forKey: .total)
+                    try container.encode(countsByEntity, forKey: .countsByEntity)
                     try container.encode(hits, forKey: .hits)
                     try container.encode(explanation, forKey: .explanation) // null when something matched
                 }
             }
-            print(try Output.json(Page(total: results.total, hits: results.hits.map(Hit.init), explanation: results.explanation)))
+            print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, hits: results.hits.map(Hit.init), explanation: results.explanation)))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
         case .csv:
@@ -104,7 +109,8 @@ struct SearchCommand: ParsableCommand {
                              Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
             }
             print(Output.table(rows))
-            print("\(results.hits.count) of \(results.total) matches")
+            let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
             if let explanation = results.explanation { print(explanation.message) }
         }
     }

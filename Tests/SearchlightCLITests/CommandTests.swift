@@ -37,6 +37,33 @@ import SearchlightTestSupport
         #expect(try CLI.run(["search", "--db", db.path, "bulk", "--format", "jsonl", "--limit", "0"]).stdout.split(separator: "\n").count == 31)
     }
 
+    @Test func searchShowsCountsByEntityAndHighlightedTitles() throws {
+        let db = try TestDatabase()
+        try db.shell("""
+            INSERT INTO notes(id, title, body) VALUES (1, 'Kernel panic', 'The kernel halted.'), (2, 'Hacker ethic', 'Kernel hackers share.');
+            INSERT INTO people(uuid, name) VALUES ('p1', 'Kernel Sanders');
+            """)
+        let model = db.directory.appendingPathComponent("model.json").path
+        try Data("""
+            {"entities": [
+              {"name": "Note", "table": "notes", "primaryKey": "id", "fields": [{"column": "title", "weight": 10, "role": "title"}, {"column": "body"}]},
+              {"name": "Person", "table": "people", "primaryKey": "uuid", "fields": [{"column": "name", "role": "title"}]}]}
+            """.utf8).write(to: URL(fileURLWithPath: model))
+        #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        let output = try CLI.run(["search", "--db", db.path, "kernel", "--format", "json", "--limit", "2"])
+        #expect(output.status == 0, "\(output.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as! [String: Any]
+        #expect(json["total"] as? Int == 3)
+        #expect(json["countsByEntity"] as? [String: Int] == ["Note": 2, "Person": 1])
+        let hits = try #require(json["hits"] as? [[String: Any]])
+        #expect(hits.count == 2)
+        #expect(hits.map { $0["titleHighlight"] as? String }.contains("[Kernel] panic"))
+        let jsonl = try CLI.run(["search", "--db", db.path, "sanders", "--format", "jsonl"]).stdout
+        #expect(jsonl.contains(#""titleHighlight":"Kernel [Sanders]""#))
+        let table = try CLI.run(["search", "--db", db.path, "kernel", "--limit", "2"]).stdout
+        #expect(table.contains("2 of 3 matches (Note 2, Person 1)"), "\(table)")
+    }
+
     @Test func foreignWritesShowUpAfterIndexAndInHistoryWithANullAuthor() throws {
         let (db, model) = try CLI.workspace()
         try CLI.run(["init", "--db", db.path, "--model", model])

@@ -16,12 +16,17 @@ import Synchronization
 /// documents entered the index). Each entity has its own FTS5 table; for each
 /// one, a search runs:
 /// ```sql
-/// SELECT count(*) FROM searchlight_fts_<entity> WHERE searchlight_fts_<entity> MATCH ?;
-/// SELECT rowid, rank FROM searchlight_fts_<entity>       -- rank: bm25 with the field weights
-///   WHERE searchlight_fts_<entity> MATCH ? ORDER BY rank, rowid LIMIT ?;
+/// SELECT count(*) FROM fts WHERE fts MATCH ?;                 -- fts: searchlight_fts_<entity>
+/// SELECT rowid, rank FROM fts WHERE fts MATCH ?                 -- rank: bm25 with the field weights
+///   ORDER BY rank, rowid LIMIT ?;
 /// ```
-/// When an entity has few matches, snippets and object ids come with the ranking query;
-/// otherwise they are fetched for the requested page only, in one query per entity.
+/// Snippets, titles and object ids come with the ranking query when few rows would compute them
+/// (SQLite computes them only for rows that enter the top `LIMIT`); otherwise one more query
+/// per entity computes them for the returned page only:
+/// ```sql
+/// SELECT rowid, snippet(fts, -1, ?, ?, ?, ?), title, highlight(fts, 0, ?, ?) FROM fts
+///   WHERE fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (SELECT value FROM json_each(?));
+/// ```
 public final class SearchIndex: Sendable {
     /// How snippets look.
     public struct Options: Hashable, Sendable {
@@ -116,9 +121,21 @@ public final class SearchIndex: Sendable {
         var hit: SearchHit?
     }
 
-    /// Below this many matches in an entity, snippets are computed in the ranking query itself;
-    /// above it, only for the requested page (snippets cost more than ranking).
+    /// Below this many snippets expected from the ranking query (see ``inlinesSnippets``),
+    /// snippets come with it; above, a second pass computes them for the returned page only.
     static let inlineSnippetLimit = 200
+
+    /// Whether the ranking query itself should compute snippets and titles. SQLite's
+    /// `ORDER BY … LIMIT n` keeps the best `n` rows seen so far and computes a row's other
+    /// columns only when it enters them: about `n × (1 + ln(matches / n))` rows when scores
+    /// are in no particular rowid order, and every row when `n` ≥ matches. The second pass costs
+    /// one more walk of the matches (one more prefix expansion) plus the page's snippets.
+    static func inlinesSnippets(matches: Int, needed: Int) -> Bool {
+        if matches <= inlineSnippetLimit { return true }
+        guard needed < matches else { return false }
+        let expected = Double(needed) * (1 + log(Double(matches) / Double(needed)))
+        return expected <= Double(inlineSnippetLimit)
+    }
 
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, _ db: Database) throws -> SearchResults {
         guard let (schema, layout) = try liveLayout(db) else {
@@ -134,8 +151,12 @@ public final class SearchIndex: Sendable {
         let documents = SQLQuoting.identifier(schema.documentTable)
         // A CJK character is a token: snippets of CJK text get more of them.
         let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
-        let snippetArguments: StatementArguments = [options.highlightStart, options.highlightEnd, options.ellipsis, min(max(tokens, 1), 64)]
+        func hitArguments(_ entity: IndexedEntity) -> StatementArguments {
+            let markers: StatementArguments = [options.highlightStart, options.highlightEnd]
+            return markers + [options.ellipsis, min(max(tokens, 1), 64)] + (entity.titleIndex == nil ? [] : markers)
+        }
         var total = 0
+        var counts: [String: Int] = [:]
         var candidates: [Candidate] = []
         var columnErrors: [DatabaseError] = []
         for entity in entities {
@@ -148,17 +169,21 @@ public final class SearchIndex: Sendable {
             } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
+                counts[entity.entity.name] = 0
                 continue
             }
+            counts[entity.entity.name] = count
             total += count
             if needed == 0 || count == 0 { continue }
-            let inline = count <= Self.inlineSnippetLimit
-            let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
-            let (idColumn, join) = Self.objectID(entity, fts: fts, documents: documents)
-            let columns = inline ? ", snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(idColumn)" : ""
-            let joinClause = inline ? join : ""
-            var sql = "SELECT \(fts).rowid, rank\(columns) FROM \(fts)\(joinClause) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
-            var arguments: StatementArguments = (inline ? snippetArguments : []) + [expression]
+            var sql = "SELECT \(fts).rowid, rank"
+            var arguments: StatementArguments = []
+            let inline = Self.inlinesSnippets(matches: count, needed: needed ?? Int.max)
+            if inline {
+                sql += ", " + Self.hitColumns(entity, fts: fts, documents: documents)
+                arguments += hitArguments(entity)
+            }
+            sql += " FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
+            arguments += [expression]
             if let needed {
                 sql += " LIMIT ?"
                 arguments += [needed]
@@ -166,9 +191,7 @@ public final class SearchIndex: Sendable {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let row = try rows.next() {
                 var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
-                if inline, let objectID = ObjectID.fromDatabaseValue(row[4]) {
-                    candidate.hit = hit(entity, objectID, title: row[3], snippet: row[2], score: candidate.score)
-                }
+                if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
                 candidates.append(candidate)
             }
         }
@@ -179,45 +202,62 @@ public final class SearchIndex: Sendable {
             return a.rowid < b.rowid
         }
         var page = Array(candidates.dropFirst(offset).prefix(limit ?? Int.max))
-        // Snippets for the rest of the page: one query per entity.
+        // Snippets for the rest of the page: one walk of each entity's matches, computing them
+        // for the page's rows only. (`rowid IN (…)` beside MATCH would make FTS5 run the whole
+        // query again for every id, prefix expansion included; the `+` keeps it a filter.)
         for entity in entities {
             let missing = page.indices.filter { page[$0].hit == nil && page[$0].entity.id == entity.id }
             guard !missing.isEmpty else { continue }
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
-            let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
             let rowids = missing.map { page[$0].rowid }
-            let (idColumn, join) = Self.objectID(entity, fts: fts, documents: documents)
-            let placeholders = databaseQuestionMarks(count: rowids.count)
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT \(fts).rowid, snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(idColumn)
-                FROM \(fts)\(join)
-                WHERE \(fts) MATCH ? AND \(fts).rowid IN (\(placeholders))
-                """, arguments: snippetArguments + [query.expression(for: text, columns: entity.fieldColumns)] + StatementArguments(rowids))
+            let columns = Self.hitColumns(entity, fts: fts, documents: documents)
+            let sql = """
+                SELECT \(fts).rowid, \(columns)
+                FROM \(fts) WHERE \(fts) MATCH ? AND \(fts).rowid BETWEEN ? AND ?
+                AND +\(fts).rowid IN (SELECT value FROM json_each(?))
+                """
+            let list = "[" + rowids.map(String.init).joined(separator: ",") + "]"
+            let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
+                                        arguments: hitArguments(entity) + [query.expression(for: text, columns: entity.fieldColumns), rowids.min(), rowids.max(), list])
             var byRowid: [Int64: Row] = [:]
             for row in rows { byRowid[row[0]] = row }
             for index in missing {
-                guard let row = byRowid[page[index].rowid], let objectID = ObjectID.fromDatabaseValue(row[3]) else {
+                guard let row = byRowid[page[index].rowid] else {
                     throw SearchlightError(.databaseError, "the index lost document \(page[index].rowid) during a search")
                 }
-                page[index].hit = hit(entity, objectID, title: row[2], snippet: row[1], score: page[index].score)
+                page[index].hit = try hit(row, at: 1, entity: entity, score: page[index].score)
             }
         }
-        return SearchResults(total: total, hits: page.compactMap(\.hit))
+        return SearchResults(total: total, countsByEntity: counts, hits: page.compactMap(\.hit))
     }
 
-    /// A hit, with stored text as people read it (``IndexedText/display(_:highlightStart:highlightEnd:)``).
-    private func hit(_ entity: IndexedEntity, _ objectID: ObjectID, title: String?, snippet: String?, score: Double) -> SearchHit {
-        SearchHit(entity: entity.entity.name, objectID: objectID, title: title.map { IndexedText.display($0) },
-                  snippet: IndexedText.display(snippet ?? "", highlightStart: options.highlightStart, highlightEnd: options.highlightEnd),
-                  score: -score)
+    /// The columns of a hit, after the rowid: snippet, title, highlighted title, object id
+    /// (arguments: start, end, ellipsis, tokens, and start, end if the entity has a title).
+    static func hitColumns(_ entity: IndexedEntity, fts: String, documents: String) -> String {
+        let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
+        let highlight = entity.titleIndex.map { "highlight(\(fts), \($0), ?, ?)" } ?? "NULL"
+        return "snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(highlight), \(objectID(entity, fts: fts, documents: documents))"
     }
 
-    /// The SQL that yields a hit's object id, and the join it needs: the FTS rowid itself for
-    /// rowid keys, the document map otherwise.
-    static func objectID(_ entity: IndexedEntity, fts: String, documents: String) -> (column: String, join: String) {
-        entity.usesRowidKeys
-            ? ("\(fts).rowid", "")
-            : ("d.\"object_id\"", " CROSS JOIN \(documents) d ON d.\"id\" = \(fts).rowid")
+    /// A hit from the columns of ``hitColumns`` that start at `column`; `score` is the rank. Stored
+    /// text is shown as people read it (``IndexedText/display(_:highlightStart:highlightEnd:)``).
+    private func hit(_ row: Row, at column: Int, entity: IndexedEntity, score: Double) throws -> SearchHit {
+        guard let objectID = ObjectID.fromDatabaseValue(row[column + 3]) else {
+            throw SearchlightError(.databaseError, "the index lost a document of \(entity.entity.name) during a search")
+        }
+        let title: String? = row[column + 1]
+        let titleHighlight: String? = row[column + 2]
+        let snippet: String = row[column] ?? ""
+        return SearchHit(entity: entity.entity.name, objectID: objectID, title: title.map { IndexedText.display($0) },
+                         titleHighlight: titleHighlight.map { IndexedText.display($0, highlightStart: options.highlightStart, highlightEnd: options.highlightEnd) },
+                         snippet: IndexedText.display(snippet, highlightStart: options.highlightStart, highlightEnd: options.highlightEnd),
+                         score: -score)
+    }
+
+    /// The SQL that yields a hit's object id: the FTS rowid itself for rowid keys, the
+    /// document map otherwise (a subquery, so that only the rows SQLite returns look it up).
+    static func objectID(_ entity: IndexedEntity, fts: String, documents: String) -> String {
+        entity.usesRowidKeys ? "\(fts).rowid" : "(SELECT d.\"object_id\" FROM \(documents) d WHERE d.\"id\" = \(fts).rowid)"
     }
 
     /// The live generation and the entities it holds (what it was built for, not the model

@@ -44,6 +44,48 @@ import SearchlightTestSupport
         #expect(error.code == .unknownEntity)
     }
 
+    @Test func countsByEntityCountEveryMatchOfEachRequestedEntity() throws {
+        let f = try populated()
+        let all = try f.index.search("hacker", limit: 1)
+        #expect(all.countsByEntity == ["Note": 3, "Person": 1])
+        #expect(all.total == 4 && all.hits.count == 1)
+        #expect(try f.index.search("hacker", entities: ["Person"]).countsByEntity == ["Person": 1])
+        #expect(try f.index.search("kludge", limit: 0).countsByEntity == ["Note": 1, "Person": 0], "no hits asked: still counted")
+        #expect(try f.index.search("nothing-matches-this").countsByEntity == ["Note": 0, "Person": 0])
+    }
+
+    @Test func hitsCarryTheirTitleWithTheMatchesHighlighted() throws {
+        let f = try populated()
+        let hits = try f.index.search("hacker", limit: nil).hits
+        let byTitle = Dictionary(uniqueKeysWithValues: hits.map { ($0.title ?? "", $0.titleHighlight) })
+        #expect(byTitle == ["Hacker ethic": "[Hacker] ethic", "Wizard": "Wizard", "Cracker": "Cracker", "Hacker Emeritus": "[Hacker] Emeritus"])
+        let custom = SearchIndex(store: f.store, options: { var o = SearchIndex.Options(); o.highlightStart = "<b>"; o.highlightEnd = "</b>"; return o }())
+        #expect(try custom.search("wiz", asYouType: true).hits.first?.titleHighlight == "<b>Wizard</b>")
+    }
+
+    /// A page's hits are the same whether the ranking query computed them (few rows) or the
+    /// second pass did (large pages), for rowid keys and for the document map.
+    @Test func hitsAreTheSameFromTheRankingQueryAndFromTheSecondPass() throws {
+        let f = try Fixture()
+        try f.store.write(author: "app") { db in
+            for i in 1...300 {
+                let words = Array(repeating: "filler", count: i % 17).joined(separator: " ")
+                try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [i, "common \(i)", "the common case \(words)"])
+                try db.execute(sql: "INSERT INTO people(uuid, name) VALUES (?, ?)", arguments: ["p\(i)", "common person \(words)"])
+            }
+        }
+        try f.runIndexer()
+        for entity in ["Note", "Person"] {
+            let small = try f.index.search("comm", asYouType: true, entities: [entity], limit: 20)  // snippets in the ranking query
+            let large = try f.index.search("comm", asYouType: true, entities: [entity], limit: 300) // a second pass
+            #expect(small.hits.count == 20 && large.hits.count == 300)
+            #expect(Array(large.hits.prefix(20)) == small.hits, "\(entity)")
+            let offset = try f.index.search("comm", asYouType: true, entities: [entity], limit: 20, offset: 250)
+            #expect(offset.hits == Array(large.hits[250..<270]), "\(entity)")
+            #expect(large.hits.allSatisfy { $0.snippet.contains("[common]") && $0.titleHighlight?.contains("[common]") == true })
+        }
+    }
+
     @Test func pagingIsConsistentAndDeterministic() throws {
         let f = try Fixture()
         for i in 1...25 { try f.insertNote(i, title: "same words", body: "identical") }
