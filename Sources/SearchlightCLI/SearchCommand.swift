@@ -27,6 +27,12 @@ struct SearchCommand: ParsableCommand {
     @Flag(help: "Treat the last word as a prefix (as-you-type).")
     var prefix = false
 
+    @Option(help: "Sort by this column of the entities' tables (newest first for a date), then by relevance.")
+    var sort: String?
+
+    @Flag(help: "With --sort: smallest first.")
+    var ascending = false
+
     @Flag(help: "Pass the query to FTS5 as-is.")
     var raw = false
 
@@ -42,6 +48,7 @@ struct SearchCommand: ParsableCommand {
         if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
+        if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }
     }
 
     /// A hit as scripts read it.
@@ -75,9 +82,10 @@ struct SearchCommand: ParsableCommand {
         let index = SearchIndex(store: store)
         let entitySet = entities.isEmpty ? nil : Set(entities)
         let limit = self.limit == 0 ? nil : self.limit
+        let order = sort.map { SearchOrder.column($0, descending: !ascending) } ?? .relevance
         let results = raw
-            ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset)
-            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset)
+            ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset, order: order)
+            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset, order: order)
         switch format {
         case .json:
             struct Page: Encodable {

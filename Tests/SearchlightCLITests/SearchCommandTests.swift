@@ -52,6 +52,19 @@ import SearchlightTestSupport
         #expect(try json(["search", "--db", db.path, "kernel"])["explanation"] is NSNull, "null when something matched")
     }
 
+    @Test func sortByAColumnNewestFirstOrAscending() throws {
+        let db = try indexed()
+        try db.shell("ALTER TABLE notes ADD COLUMN updated_at TEXT; UPDATE notes SET updated_at = '2026-0' || id || '-01' WHERE id < 10; UPDATE notes SET updated_at = '2026-12-31' WHERE id = 11;")
+        func ids(_ extra: [String]) throws -> [Int] {
+            (try json(["search", "--db", db.path, "kernel OR panic OR hacker"] + extra)["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int }
+        }
+        #expect(try ids(["--sort", "updated_at"]) == [11, 2, 1])
+        #expect(try ids(["--sort", "updated_at", "--ascending"]) == [1, 2, 11])
+        let missing = try CLI.run(["search", "--db", db.path, "kernel", "--sort", "nope"])
+        #expect(missing.status == 1 && missing.stderr.contains("has no such column"), "\(missing.stderr)")
+        #expect(try CLI.run(["search", "--db", db.path, "kernel", "--ascending"]).status == 2)
+    }
+
     @Test func helpListsExactlyTheFormatsSearchAccepts() throws {
         let help = try CLI.run(["search", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let option = try #require(help.range(of: "--format <format> Output format."))

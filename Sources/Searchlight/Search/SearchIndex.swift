@@ -58,15 +58,16 @@ public final class SearchIndex: Sendable {
     /// When nothing matches, ``SearchResults/explanation`` says why, with "did you mean"
     /// suggestions.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
-        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, explains: true)
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
+        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, explains: true)
     }
 
-    func search(_ text: String, asYouType: Bool, entities: Set<String>?, limit: Int?, offset: Int, explains: Bool) throws(SearchlightError) -> SearchResults {
+    func search(_ text: String, asYouType: Bool, entities: Set<String>?, limit: Int?, offset: Int,
+                order: SearchOrder = .relevance, explains: Bool) throws(SearchlightError) -> SearchResults {
         let columns = Set(store.model.entities.filter { entities?.contains($0.name) ?? true }.flatMap { $0.fields.map(\.column) })
         var results = SearchResults.empty
         if let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) {
-            results = try search(query, entities: entities, limit: limit, offset: offset)
+            results = try search(query, entities: entities, limit: limit, offset: offset, order: order)
         } else {
             // Nothing to search for is no error, but bad arguments still are.
             try validate(entities: entities, limit: limit, offset: offset)
@@ -86,11 +87,11 @@ public final class SearchIndex: Sendable {
     /// - Throws: `invalidQuery` for a raw query SQLite rejects; `unknownEntity`;
     ///   `invalidArgument`; `indexNotBuilt` before the first indexing.
     public func search(_ query: SearchQuery, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
         try validate(entities: entities, limit: limit, offset: offset)
         try migrateIfNeeded()
         do {
-            return try store.dbPool.read { db in try run(query, entities: entities, limit: limit, offset: offset, db) }
+            return try store.dbPool.read { db in try run(query, entities: entities, limit: limit, offset: offset, order: order, db) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
             let reason = error.message ?? "\(error)"
@@ -118,6 +119,8 @@ public final class SearchIndex: Sendable {
         var score: Double
         var entity: IndexedEntity
         var rowid: Int64
+        /// The value sorted on (``SearchOrder/column(_:descending:)``).
+        var sortKey: DatabaseValue = .null
         var hit: SearchHit?
     }
 
@@ -137,7 +140,7 @@ public final class SearchIndex: Sendable {
         return expected <= Double(inlineSnippetLimit)
     }
 
-    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, _ db: Database) throws -> SearchResults {
+    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder, _ db: Database) throws -> SearchResults {
         guard let (schema, layout) = try liveLayout(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
@@ -154,6 +157,13 @@ public final class SearchIndex: Sendable {
         func hitArguments(_ entity: IndexedEntity) -> StatementArguments {
             let markers: StatementArguments = [options.highlightStart, options.highlightEnd]
             return markers + [options.ellipsis, min(max(tokens, 1), 64)] + (entity.titleIndex == nil ? [] : markers)
+        }
+        // The sort column, checked in every searched entity's table first.
+        var sortKeys: [Int64: String] = [:]
+        if case let .column(column, _) = order {
+            for entity in entities where !entity.isSuspended {
+                sortKeys[entity.id] = try Self.sortKey(entity, column: column, fts: SQLQuoting.identifier(schema.ftsTable(entity.id)), documents: documents, db)
+            }
         }
         var total = 0
         var counts: [String: Int] = [:]
@@ -177,12 +187,18 @@ public final class SearchIndex: Sendable {
             if needed == 0 || count == 0 { continue }
             var sql = "SELECT \(fts).rowid, rank"
             var arguments: StatementArguments = []
-            let inline = Self.inlinesSnippets(matches: count, needed: needed ?? Int.max)
+            var orderBy = "rank, \(fts).rowid"
+            if case let .column(column, descending) = order {
+                // Every row's value is needed to sort: snippets wait for the page.
+                sql += ", " + sortKeys[entity.id, default: "NULL"]
+                orderBy = "3 IS NULL, 3\(descending ? " DESC" : ""), " + orderBy
+            }
+            let inline = order == .relevance && Self.inlinesSnippets(matches: count, needed: needed ?? Int.max)
             if inline {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: documents)
                 arguments += hitArguments(entity)
             }
-            sql += " FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rank, \(fts).rowid"
+            sql += " FROM \(fts) WHERE \(fts) MATCH ? ORDER BY \(orderBy)"
             arguments += [expression]
             if let needed {
                 sql += " LIMIT ?"
@@ -191,12 +207,16 @@ public final class SearchIndex: Sendable {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let row = try rows.next() {
                 var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
+                if order != .relevance { candidate.sortKey = row[2] }
                 if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
                 candidates.append(candidate)
             }
         }
         if let error = columnErrors.first, columnErrors.count == entities.count { throw error }
         candidates.sort { a, b in
+            if case let .column(_, descending) = order, let first = SearchOrder.precedes(a.sortKey, b.sortKey, descending: descending) {
+                return first
+            }
             if a.score != b.score { return a.score < b.score }
             if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
             return a.rowid < b.rowid
@@ -229,6 +249,15 @@ public final class SearchIndex: Sendable {
             }
         }
         return SearchResults(total: total, countsByEntity: counts, hits: page.compactMap(\.hit))
+    }
+
+    /// The SQL of an entity's value of a source column, read by key (``SearchOrder``).
+    static func sortKey(_ entity: IndexedEntity, column: String, fts: String, documents: String, _ db: Database) throws -> String {
+        let table = entity.entity.table
+        guard let name = try db.columns(in: table).first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame })?.name else {
+            throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) has no such column (search only the entities that have it)")
+        }
+        return "(SELECT s.\(SQLQuoting.identifier(name)) FROM \(SQLQuoting.identifier(table)) s WHERE s.\(SQLQuoting.identifier(entity.entity.primaryKey)) = \(objectID(entity, fts: fts, documents: documents)))"
     }
 
     /// The columns of a hit, after the rowid: snippet, title, highlighted title, object id
