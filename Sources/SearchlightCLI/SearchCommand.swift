@@ -18,10 +18,10 @@ struct SearchCommand: ParsableCommand {
     @Option(name: .customLong("entity"), help: "Only this entity (repeat for several).")
     var entities: [String] = []
 
-    @Option(help: "At most this many hits (0: no limit).")
+    @Option(parsing: .unconditional, help: "At most this many hits (0: no limit).")
     var limit = 20
 
-    @Option(help: "Skip this many hits.")
+    @Option(parsing: .unconditional, help: "Skip this many hits.")
     var offset = 0
 
     @Flag(help: "Treat the last word as a prefix (as-you-type).")
@@ -113,7 +113,7 @@ struct SearchCommand: ParsableCommand {
         case .table:
             var rows = [["SCORE", "ENTITY", "ID", "TITLE", "SNIPPET"]]
             for hit in results.hits {
-                rows.append([String(format: "%.2f", hit.score), hit.entity, hit.objectID.description,
+                rows.append([String(format: "%.4g", hit.score), hit.entity, hit.objectID.description,
                              Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
             }
             print(Output.table(rows))

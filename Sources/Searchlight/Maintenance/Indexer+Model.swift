@@ -23,6 +23,17 @@ extension Indexer {
                     }
                 }
             }
+            // Segmented text needs the tokenizer to split on the separator Searchlight inserts.
+            if IndexedText(tokenizer: model.tokenizer).segmentsCJK {
+                let splits = try scratch.write { db -> Bool in
+                    try db.execute(sql: "CREATE VIRTUAL TABLE temp.separator_check USING fts5(x, tokenize = \(SQLQuoting.literal(model.tokenizer)))")
+                    try db.execute(sql: "INSERT INTO temp.separator_check VALUES (?)", arguments: [IndexedText.standard.prepare("a\u{1F}b 数据")])
+                    return try Int.fetchOne(db, sql: #"SELECT count(*) FROM temp.separator_check WHERE separator_check MATCH '"a b" AND "数 据"'"#) == 1
+                }
+                if !splits {
+                    throw SearchlightError(.invalidModel, "the model cannot be indexed: the tokenizer \"\(model.tokenizer)\" keeps control characters (U+001F) in tokens, and Searchlight separates CJK characters with U+001F: leave Cc out of its categories and tokenchars")
+                }
+            }
         } catch let error as DatabaseError {
             let reason = error.message ?? "\(error)"
             if let (feature, version) = Self.tokenizerRequirement(model.tokenizer, sqliteVersion: sqliteVersion) {

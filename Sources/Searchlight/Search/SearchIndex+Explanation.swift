@@ -29,7 +29,9 @@ extension SearchIndex {
         if parsed.groups.isEmpty {
             let message = !ignored.isEmpty
                 ? "nothing to search for: \(quotedIgnored) \(ignored.count == 1 ? "has" : "have") no letters or digits, and the index keeps only words (symbols and punctuation separate them)"
-                : parsed.negatives.isEmpty ? "nothing to search for: the query is empty"
+                : parsed.negatives.isEmpty
+                    ? (text.split(whereSeparator: \.isWhitespace).isEmpty ? "nothing to search for: the query is empty"
+                       : "nothing to search for: OR, AND and NOT in capitals are operators (write them in lower case to search for the words)")
                 : "nothing to search for: a query of exclusions alone matches nothing"
             return SearchExplanation(reason: .nothingToSearch, message: message, ignored: ignored)
         }

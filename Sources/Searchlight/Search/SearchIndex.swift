@@ -95,7 +95,7 @@ public final class SearchIndex: Sendable {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
             let reason = error.message ?? "\(error)"
-            throw SearchlightError(.invalidQuery, "invalid query \"\(query.expression)\": \(reason)", underlyingError: error)
+            throw SearchlightError(.invalidQuery, "invalid query \"\(query.isRaw ? query.text : query.expression)\": \(reason)", underlyingError: error)
         } catch {
             throw SearchlightError(wrapping: error, doing: "search failed")
         }

@@ -124,7 +124,11 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
         /// Parts of the text that hold no word (symbols, punctuation): the index cannot match them.
         package var ignored: [String] = []
 
+        /// How the index's tokenizer splits words.
+        let rules: IndexedText
+
         init(_ userText: String, asYouType: Bool, columns: Set<String>, text: IndexedText) {
+            rules = text
             let prepared = text.prepare(userText)
             var tokens = tokenize(prepared, columns: Set(columns.map { $0.lowercased() }))
             // Keep a bounded number of terms: very long input must not make a very slow query.
@@ -178,7 +182,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
             var words: [String] = []
             var current = String.UnicodeScalarView()
             for scalar in text.unicodeScalars {
-                if IndexedText.isTokenCharacter(scalar) {
+                if rules.keepsInWord(scalar) {
                     current.append(scalar)
                 } else if !current.isEmpty {
                     words.append(String(current))
@@ -197,7 +201,10 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
         /// `field:` at the start of a chunk, when `field` is a known column: its name and the rest.
         private func columnFilter(_ chunk: Substring, columns: Set<String>) -> (String, Substring)? {
             guard !columns.isEmpty, let colon = chunk.firstIndex(of: ":"), colon > chunk.startIndex else { return nil }
-            let name = chunk[..<colon].lowercased()
+            // (A CJK field name holds the separators that segmentation put between its characters.)
+            let name = String(String.UnicodeScalarView(chunk[..<colon].unicodeScalars.filter {
+                $0 != IndexedText.separator && $0 != IndexedText.breakToken
+            })).lowercased()
             return columns.contains(name) ? (name, chunk[chunk.index(after: colon)...]) : nil
         }
 
@@ -221,7 +228,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                     let close = text[open...].firstIndex(of: "\"") ?? text.endIndex
                     let words = self.words(text[open..<close])
                     if words.isEmpty {
-                        if !text[open..<close].allSatisfy(\.isWhitespace) { ignored.append(String(text[open..<close])) }
+                        if !text[open..<close].allSatisfy(\.isWhitespace) { ignored.append(IndexedText.display(String(text[open..<close]))) }
                     } else {
                         tokens.append(.term(Term(words: words, negated: negated || pendingColumn?.negated == true, column: pendingColumn?.name)))
                     }
@@ -257,7 +264,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                 let words = self.words(chunk)
                 negateNext = false
                 if words.isEmpty {
-                    if !chunk.isEmpty { ignored.append(String(chunk)) }
+                    if !chunk.isEmpty { ignored.append(IndexedText.display(String(chunk))) }
                 } else {
                     tokens.append(.term(Term(words: words, negated: negated, prefix: prefix, column: column)))
                 }

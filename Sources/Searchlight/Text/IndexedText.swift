@@ -28,6 +28,10 @@ package struct IndexedText: Hashable, Sendable {
     package var segmentsCJK: Bool
     /// Whether traditional Chinese characters fold to simplified ones.
     package var foldsChineseVariants: Bool
+    /// ASCII characters the tokenizer spec makes token characters (`tokenchars '.:'`) or
+    /// separators (`separators 'x'`): the query parser splits words as the tokenizer does.
+    package var tokenCharacters: Set<Unicode.Scalar> = []
+    package var separators: Set<Unicode.Scalar> = []
 
     /// The separator inserted between CJK characters: a control character, which every
     /// FTS5 tokenizer but trigram treats as a separator, and which real text hardly holds.
@@ -38,9 +42,50 @@ package struct IndexedText: Hashable, Sendable {
     package static let breakToken: Unicode.Scalar = "\u{10FFFD}"
 
     package init(tokenizer: String, foldsChineseVariants: Bool = false) {
-        let name = tokenizer.split(whereSeparator: \.isWhitespace).first.map { $0.lowercased() } ?? ""
-        segmentsCJK = name != "trigram"
+        let arguments = Self.arguments(tokenizer)
+        segmentsCJK = !arguments.contains { $0.lowercased() == "trigram" }
         self.foldsChineseVariants = foldsChineseVariants
+        for (index, argument) in arguments.enumerated().dropLast() {
+            switch argument.lowercased() {
+            case "tokenchars": tokenCharacters.formUnion(arguments[index + 1].unicodeScalars)
+            case "separators": separators.formUnion(arguments[index + 1].unicodeScalars)
+            default: break
+            }
+        }
+    }
+
+    /// The words of an FTS5 tokenizer spec: barewords, and strings quoted with `'`, `"` or `` ` ``
+    /// (a doubled quote stands for itself) or `[…]`.
+    static func arguments(_ spec: String) -> [String] {
+        var arguments: [String] = []
+        var characters = Array(spec)[...]
+        while let first = characters.first {
+            if first.isWhitespace { characters.removeFirst(); continue }
+            if let close: Character = ["'": "'", "\"": "\"", "`": "`", "[": "]"][first] {
+                characters.removeFirst()
+                var word = ""
+                while let next = characters.popFirst() {
+                    if next == close {
+                        if close != "]", characters.first == close { word.append(close); characters.removeFirst(); continue }
+                        break
+                    }
+                    word.append(next)
+                }
+                arguments.append(word)
+            } else {
+                let word = characters.prefix { !$0.isWhitespace }
+                arguments.append(String(word))
+                characters = characters.dropFirst(word.count)
+            }
+        }
+        return arguments
+    }
+
+    /// Whether the query parser keeps `scalar` in a word: ``isTokenCharacter(_:)``, with the
+    /// tokenizer's own `tokenchars` and `separators`.
+    package func keepsInWord(_ scalar: Unicode.Scalar) -> Bool {
+        if separators.contains(scalar) { return false }
+        return tokenCharacters.contains(scalar) || Self.isTokenCharacter(scalar)
     }
 
     /// The rules of the default tokenizer.
@@ -48,8 +93,9 @@ package struct IndexedText: Hashable, Sendable {
 
     /// Text as the index stores it (and as queries are matched against it).
     package func prepare(_ text: String) -> String {
-        // ASCII is already NFC and NFKC, and holds no CJK: most text takes this path.
-        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
+        // ASCII is already NFC and NFKC, and holds no CJK: most text takes this path. (A NUL
+        // would end the text for SQLite: it becomes a space.)
+        if text.utf8.allSatisfy({ $0 < 0x80 && $0 != 0 }) { return text }
         // UTF-8 bytes: appending to them costs less than to a String's scalars.
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count + text.utf8.count / 2)
@@ -77,9 +123,21 @@ package struct IndexedText: Hashable, Sendable {
                 (isToken, isCJK, isMark) = (true, true, false)
             } else {
                 if scalar == "ß" || scalar == "ẞ" { emit("s"); emit("s"); return }
+                if scalar == "ς" { emit("σ"); return } // final sigma: Σ folds to σ
                 isToken = Self.isTokenCharacter(scalar)
                 isCJK = Self.isCJK(scalar)
                 isMark = isToken && Self.isMark(scalar)
+                if !isToken, Self.mayBeATokenToSQLite(scalar) {
+                    // A symbol, private-use or unassigned character that this SQLite's
+                    // unicode61 (Unicode 6.1 tables) may keep in tokens: separators around it
+                    // keep it out of the neighbouring words (`job🙂` is `job`).
+                    if previousIsCJK != nil { punctuated = true }
+                    append(Self.separator)
+                    append(scalar)
+                    append(Self.separator)
+                    lastWasToken = false
+                    return
+                }
             }
             guard isToken else {
                 if previousIsCJK != nil, scalar.value < 0x80 ? !(scalar == " " || (0x09...0x0D).contains(scalar.value)) : !scalar.properties.isWhitespace {
@@ -105,16 +163,21 @@ package struct IndexedText: Hashable, Sendable {
             lastWasToken = true
         }
         for original in normalized.unicodeScalars {
-            // NFKC, for letters and numbers only: a symbol stays a separator (`hacker™` is not
-            // `hackerTM`). Scalars that NFKC and case folding keep skip the work (ASCII, Han).
-            if original.value >= 0x80, !Self.isCommonCJKLetter(original), Self.isTokenCharacter(original),
-               original.properties.changesWhenNFKCCaseFolded {
+            if original == "\0" { emit(" "); continue }
+            // Our break token in the text itself would read as one: it becomes U+FFFD.
+            if original == Self.breakToken { emit("\u{FFFD}"); continue }
+            // NFKC, for letters and numbers, and for symbols that stand for CJK text (`㍻`,
+            // `⼀`, `㈱`); other symbols stay separators (`hacker™` is not `hackerTM`).
+            // Scalars that NFKC and case folding keep skip the work (ASCII, Han).
+            if original.value >= 0x80, !Self.isCommonCJKLetter(original), original.properties.changesWhenNFKCCaseFolded {
                 let compatible = String(original).precomposedStringWithCompatibilityMapping.unicodeScalars
-                if compatible.count != 1 || compatible.first != original { recompose = true }
-                for scalar in compatible { emit(scalar) }
-            } else {
-                emit(original)
+                if Self.isTokenCharacter(original) || compatible.contains(where: Self.isCJK) {
+                    if compatible.count != 1 || compatible.first != original { recompose = true }
+                    for scalar in compatible { emit(scalar) }
+                    continue
+                }
             }
+            emit(original)
         }
         // Half-width kana and their sound marks, decomposed one by one, compose again.
         let prepared = String(decoding: output, as: UTF8.self)
@@ -166,15 +229,29 @@ package struct IndexedText: Hashable, Sendable {
         }
     }
 
-    /// What unicode61 keeps in tokens by default: letters, numbers, private use, and marks.
+    /// What makes words: letters, numbers and marks (and our ``breakToken``). Private-use
+    /// characters, which unicode61 keeps in tokens by default, separate words here: prepared
+    /// text puts separators around them, so that `Apple` is found beside one.
     package static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber, .privateUse,
+             .decimalNumber, .letterNumber, .otherNumber,
              .nonspacingMark, .spacingMark, .enclosingMark:
             return true
+        case .privateUse:
+            return scalar == breakToken
         default:
             return false
+        }
+    }
+
+    /// Symbols, private-use and unassigned characters: the ones an older unicode61 (its tables
+    /// are Unicode 6.1's) may keep in tokens although they separate words today (emoji since
+    /// Unicode 7, `₽`, `₿`).
+    static func mayBeATokenToSQLite(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol, .privateUse, .unassigned, .surrogate: true
+        default: false
         }
     }
 

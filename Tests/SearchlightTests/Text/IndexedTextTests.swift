@@ -35,6 +35,50 @@ import SearchlightTestSupport
         #expect(try f.ids("x2") == [.integer(2)], "a superscript digit is a number: it normalizes")
     }
 
+    /// Regression (issue 11 attack, break 1): this SQLite's unicode61 keeps characters assigned
+    /// after Unicode 6.1 (most emoji, `₽`, `₿`) and private-use characters in tokens, so
+    /// `job🙂` was one token that neither `job` nor `job🙂` found.
+    @Test func newerEmojiPrivateUseCharactersAndCurrencySignsSeparateWords() throws {
+        let f = try indexed(["Great job🙂", "think🤔 hard", "Apple\u{F8FF} iPhone", "数据🥰", "abc🙂def", "price 100₽", "₿bitcoin", "kernel🏻 panic", "引🙂"])
+        for (query, id) in [("job", 1), ("job🙂", 1), ("think", 2), ("think hard", 2), ("apple", 3), ("数据", 4), ("abc", 5), ("def", 5),
+                            ("100", 6), ("bitcoin", 7), ("kernel panic", 8), ("引", 9)] {
+            #expect(try f.ids(query) == [.integer(Int64(id))], "\(query)")
+        }
+        #expect(try f.index.search("price 100₽").hits.first?.snippet == "[price] [100]₽")
+    }
+
+    /// Regression (issue 11 attack, break 4): the characters Searchlight inserts, found in the
+    /// text itself, are not taken for its own.
+    @Test func separatorAndBreakCharactersInTheTextAreNotSearchlights() throws {
+        let f = try indexed(["るの", "る。の", "る\u{10FFFD}の", "る\u{1F}の"])
+        #expect(try f.ids("るの") == [.integer(1)])
+        #expect(Set(try f.ids("る。の")) == [.integer(2), .integer(3), .integer(4)], "punctuation in a query matches any separator there")
+        let shown = try f.index.search("る", limit: nil).hits.first { $0.objectID == .integer(3) }?.snippet ?? ""
+        #expect(shown == "[る]\u{FFFD}の", "\(shown.unicodeScalars.map { String($0.value, radix: 16) })")
+    }
+
+    /// Regression (issue 11 attack, breaks 6 and 8).
+    @Test func cjkCompatibilitySymbolsAndFinalSigma() throws {
+        let f = try indexed(["㍻の年号", "⼀つ", "ΣΊΣΥΦΟΣ"])
+        #expect(try f.ids("平成") == [.integer(1)])
+        #expect(try f.ids("一") == [.integer(2)])
+        #expect(try f.ids("σίσυφος") == [.integer(3)], "a final sigma matches Σ")
+        #expect(try f.ids("Σίσυφος") == [.integer(3)])
+    }
+
+    /// Regression (issue 11 attack, break 5): the query parser splits words as the tokenizer's
+    /// own `tokenchars` say, and a tokenizer that keeps U+001F in tokens is refused.
+    @Test func tokenizerOptionsShapeWordsAndATokenizerKeepingControlsIsRefused() throws {
+        let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "unicode61 remove_diacritics 2 tokenchars '.:/'")
+        let f = try indexed(["meet at 10:30 on http://x.org", "meet at 10 then 30"], model: model)
+        #expect(try f.ids("10:30") == [.integer(1)])
+        #expect(try f.ids("http://x.org") == [.integer(1)])
+        #expect(try f.ids("数据") == [], "CJK still works with tokenchars (no CJK text here)")
+        let keepsControls = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "unicode61 categories 'L* N* Co Cc'")
+        let error = try #require(throws: SearchlightError.self) { try Indexer.validate(model: keepsControls) }
+        #expect(error.code == .invalidModel && error.message.contains("U+001F"), "\(error.message)")
+    }
+
     @Test func cjkTextIsFoundByAnySubstringWithTheDefaultModel() throws {
         let f = try indexed(["使用CoreData持久化数据", "数据库的备份", "엔진을 시작합니다", "データベースを作成する", "数，据 库"])
         #expect(try f.ids("持久化") == [.integer(1)])
