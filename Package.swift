@@ -51,13 +51,14 @@ let package = Package(
             dependencies: [
                 "Searchlight",
                 "SearchlightHistory",
+                "SearchlightTestSupport", // the CJK recall evaluation (scenario 7)
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(
             name: "SearchlightTestSupport",
-            dependencies: ["SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Searchlight", "SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/SearchlightTestSupport"
         ),
         .testTarget(

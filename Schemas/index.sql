@@ -6,9 +6,10 @@
 -- 'index.generation' and 'index.fingerprint' in searchlight_meta, and they move here). Keys:
 --   schemaVersion      the index schema version (1)
 --   generation         the live generation N of the tables below
---   layout             what generation N holds, as JSON: tokenizer, prefixes, and per entity its
---                      id, table, key, fields (column, weight, role) and whether object ids are
---                      the FTS rowids. Searches read it; a different layout forces a rebuild.
+--   layout             what generation N holds, as JSON: its version (4: text prepared as below),
+--                      tokenizer, foldsChineseVariants (only when set), prefixes, and per entity
+--                      its id, table, key, fields (column, weight, role) and whether object ids
+--                      are the FTS rowids. Searches read it; a different layout forces a rebuild.
 --   rebuildOwner, rebuildExpiresAt
 --                      the rebuild lease: one process rebuilds at a time; it renews the lease with
 --                      every chunk, and another process takes over once it expires
@@ -36,6 +37,11 @@ CREATE TABLE "searchlight_document_g1" (
 
 -- One regular (contentful) FTS5 table per entity: the index keeps its own copy of the text, so
 -- a changed or deleted source row never leaves a stale match. Columns are the entity's fields.
+-- The text is stored as prepared for the tokenizer (Sources/Searchlight/Text/IndexedText.swift):
+-- letters and numbers NFKC-normalized, ß as ss; with a word tokenizer (not trigram), U+001F
+-- between two CJK characters and where CJK meets a letter or digit, and U+001F U+10FFFD U+001F
+-- where punctuation separates them (a token that keeps a phrase from matching across it).
+-- In the sqlite3 shell, match CJK text as a phrase of its characters: MATCH '"持 久 化"'.
 CREATE VIRTUAL TABLE "searchlight_fts_1_g1" USING fts5("title", "body", tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3');
 
 -- Ranking: bm25 with the fields' weights, as the table's configured rank function.

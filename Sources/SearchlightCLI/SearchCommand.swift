@@ -10,7 +10,7 @@ struct SearchCommand: ParsableCommand {
     @OptionGroup var options: StoreOptions
 
     @Argument(parsing: .allUnrecognized,
-              help: "What to search for: words, \"phrases\", OR, -excluded, prefix*. Words that start with '-' are part of the query.")
+              help: "What to search for: words, \"phrases\", OR, -excluded, prefix*, field:word. Chinese, Japanese and Korean text matches as written. Words that start with '-' are part of the query.")
     var words: [String] = []
 
     var query: String { words.joined(separator: " ") }
@@ -18,14 +18,20 @@ struct SearchCommand: ParsableCommand {
     @Option(name: .customLong("entity"), help: "Only this entity (repeat for several).")
     var entities: [String] = []
 
-    @Option(help: "At most this many hits (0: no limit; a page holds at most \(SearchIndex.Options().maximumHits), and the output says when it stopped there).")
+    @Option(parsing: .unconditional, help: "At most this many hits (0: no limit; a page holds at most \(SearchIndex.Options().maximumHits), and the output says when it stopped there).")
     var limit = 20
 
-    @Option(help: "Skip this many hits.")
+    @Option(parsing: .unconditional, help: "Skip this many hits.")
     var offset = 0
 
     @Flag(help: "Treat the last word as a prefix (as-you-type).")
     var prefix = false
+
+    @Option(help: "Sort by this column of the entities' tables (newest first for a date), then by relevance.")
+    var sort: String?
+
+    @Flag(help: "With --sort: smallest first.")
+    var ascending = false
 
     @Flag(help: "Pass the query to FTS5 as-is.")
     var raw = false
@@ -42,6 +48,7 @@ struct SearchCommand: ParsableCommand {
         if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
+        if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }
     }
 
     /// A hit as scripts read it.
@@ -75,16 +82,32 @@ struct SearchCommand: ParsableCommand {
         let index = SearchIndex(store: store)
         let entitySet = entities.isEmpty ? nil : Set(entities)
         let limit = self.limit == 0 ? nil : self.limit
+        let order = sort.map { SearchOrder.column($0, descending: !ascending) } ?? .relevance
         let results = raw
-            ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset)
-            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset)
+            ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset, order: order)
+            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset, order: order)
         switch format {
         case .json:
             struct Page: Encodable {
-                var total: Int; var countsByEntity: [String: Int]; var rankedMatches: Int; var truncated: Bool; var hits: [Hit]
+                var total: Int
+                var countsByEntity: [String: Int]
+                var rankedMatches: Int
+                var truncated: Bool
+                var hits: [Hit]
+                var explanation: SearchExplanation?
+                func encode(to encoder: any Encoder) throws {
+                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, hits, explanation }
+                    var container = encoder.container(keyedBy: Key.self)
+                    try container.encode(total, forKey: .total)
+                    try container.encode(countsByEntity, forKey: .countsByEntity)
+                    try container.encode(rankedMatches, forKey: .rankedMatches)
+                    try container.encode(truncated, forKey: .truncated)
+                    try container.encode(hits, forKey: .hits)
+                    try container.encode(explanation, forKey: .explanation) // null when something matched
+                }
             }
             print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
-                                       truncated: results.isTruncated, hits: results.hits.map(Hit.init))))
+                                       truncated: results.isTruncated, hits: results.hits.map(Hit.init), explanation: results.explanation)))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)
@@ -97,12 +120,13 @@ struct SearchCommand: ParsableCommand {
         case .table:
             var rows = [["SCORE", "ENTITY", "ID", "TITLE", "SNIPPET"]]
             for hit in results.hits {
-                rows.append([String(format: "%.2f", hit.score), hit.entity, hit.objectID.description,
+                rows.append([String(format: "%.4g", hit.score), hit.entity, hit.objectID.description,
                              Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
             }
             print(Output.table(rows))
             let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
+            if let explanation = results.explanation { print(explanation.message) }
             bounds(results).map { print($0) }
         }
     }

@@ -21,7 +21,7 @@ struct Figure: Codable, Sendable {
         self.ours = ours
         self.baseline = baseline
         self.baselineName = baselineName
-        self.ratio = baseline.map { ours / $0 }
+        self.ratio = baseline.flatMap { $0 == 0 ? nil : ours / $0 } // (JSON has no infinity)
         self.target = target
         self.met = met
     }

@@ -25,7 +25,13 @@ struct SearchlightBench: ParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Run only these scenarios (1-6, repeatable).")
+    @Option(help: "CJK corpora for scenario 7 (JSON lines, repeatable), e.g. ../shared/corpus/manpages-zh.jsonl.gz.")
+    var cjkCorpus: [String] = []
+
+    @Option(help: "Queries per kind in scenario 7.")
+    var cjkQueries = 100
+
+    @Option(help: "Run only these scenarios (1-7, repeatable).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -40,7 +46,7 @@ struct SearchlightBench: ParsableCommand {
     func run() throws {
         if let rebuildChild { return try Indexing.rebuildChild(rebuildChild) }
         let documents = try Corpus.load(corpus, limit: limit)
-        let chosen = Set(scenario.isEmpty ? Array(1...6) : scenario)
+        let chosen = Set(scenario.isEmpty ? Array(1...7) : scenario)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
         var report = Report(
@@ -58,6 +64,14 @@ struct SearchlightBench: ParsableCommand {
         try step(4, "freshness") { try Freshness.run(documents, writes: freshnessWrites, rate: 50) }
         try step(5, "search latency") { try SearchLatency.run(documents) }
         try step(6, "cleanup") { try Cleanup.run(changes: cleanupChanges) }
+        if !cjkCorpus.isEmpty {
+            try step(7, "CJK search") {
+                try CJKSearch.run(corpora: cjkCorpus, english: documents, englishName: URL(fileURLWithPath: corpus).lastPathComponent.replacingOccurrences(of: ".jsonl.gz", with: ""),
+                                  queriesPerKind: cjkQueries, seed: 7)
+            }
+        } else if chosen.contains(7) {
+            FileHandle.standardError.write(Data("scenario 7 (CJK search) skipped: no --cjk-corpus\n".utf8))
+        }
         print(report.table())
         if let json {
             let encoder = JSONEncoder()

@@ -13,7 +13,7 @@ import SearchlightTestSupport
     /// `SQLQuoting`. By convention these local names hold only fragments built from quoted
     /// identifiers, placeholders and constant SQL.
     static let allowedNames: Set<String> = [
-        "fts", "documents", "columns", "key", "table", "title", "join", "condition", "placeholders", "assignments", "idColumn", "joinClause",
+        "fts", "documents", "columns", "key", "table", "title", "join", "condition", "placeholders", "assignments", "idColumn", "joinClause", "orderBy",
         "nextTokenExpression", "CaptureTriggers.nextTokenExpression",
         // An integer constant of the log format (a header row's type).
         "LogRowType.transactionHeader.rawValue",

@@ -7,8 +7,11 @@ import SearchlightHistory
 /// searches read (so a model installed since never sends them to tables that do not exist),
 /// and a change of it (fields, weights, tokenizer, prefix indexes, a table's key) forces a rebuild.
 package struct IndexLayout: Codable, Hashable, Sendable {
-    package var version = 3
+    /// 4: text is prepared by ``IndexedText`` (NFKC, `ß`, CJK segmentation).
+    package var version = 4
     package var tokenizer: String
+    /// Traditional Chinese folded to simplified (the model's `foldChineseVariants`).
+    package var foldsChineseVariants = false
     package var prefixes = IndexSchema.prefixes
     package var entities: [IndexedEntity]
 
@@ -17,6 +20,7 @@ package struct IndexLayout: Codable, Hashable, Sendable {
     package init(model: SearchlightModel, capture: CaptureStatus, store: HistoryStore, _ db: Database) throws {
         let ids = try store.entityIDs(in: db)
         tokenizer = model.tokenizer
+        foldsChineseVariants = model.foldChineseVariants
         let notCapturing = Set(capture.notCapturing.map(\.name))
         entities = try model.entities.filter { !$0.fields.isEmpty }.map { entity in
             guard let id = ids[entity.name] else {
@@ -36,6 +40,29 @@ package struct IndexLayout: Codable, Hashable, Sendable {
             let usesRowidKeys = rowidColumn?.caseInsensitiveCompare(entity.primaryKey) == .orderedSame
             return IndexedEntity(entity: entity, id: id, usesRowidKeys: usesRowidKeys && !entity.table.contains("\""))
         }
+    }
+
+    /// How this generation's text is prepared, for documents and queries.
+    package var text: IndexedText { IndexedText(tokenizer: tokenizer, foldsChineseVariants: foldsChineseVariants) }
+
+    private enum CodingKeys: String, CodingKey { case version, tokenizer, foldsChineseVariants, prefixes, entities }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        tokenizer = try container.decode(String.self, forKey: .tokenizer)
+        foldsChineseVariants = try container.decodeIfPresent(Bool.self, forKey: .foldsChineseVariants) ?? false
+        prefixes = try container.decode(String.self, forKey: .prefixes)
+        entities = try container.decode([IndexedEntity].self, forKey: .entities)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(tokenizer, forKey: .tokenizer)
+        if foldsChineseVariants { try container.encode(true, forKey: .foldsChineseVariants) }
+        try container.encode(prefixes, forKey: .prefixes)
+        try container.encode(entities, forKey: .entities)
     }
 
     package init(json: String) throws {

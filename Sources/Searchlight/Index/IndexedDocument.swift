@@ -31,15 +31,17 @@ public typealias DocumentBuilder = @Sendable (_ row: Row, _ db: Database) throws
 package struct DocumentSource: Sendable {
     package var entity: IndexedEntity
     package var builder: DocumentBuilder?
+    /// How field values are prepared for the index.
+    package var text: IndexedText = .standard
 
-    /// Field values, NFC-normalized, in field order; nil if the object is excluded.
+    /// Field values as the index stores them (``IndexedText``), in field order; nil if the object is excluded.
     package func fields(of row: Row, _ db: Database) throws -> [String]? {
         let columns = entity.fieldColumns
         if let builder {
             guard let document = try builder(row, db) else { return nil }
-            return columns.map { Self.normalize(document.values[$0] ?? "") }
+            return columns.map { text.prepare(document.values[$0] ?? "") }
         }
-        return columns.indices.map { Self.normalize(Self.text(row[$0 + 1])) }
+        return columns.indices.map { text.prepare(Self.text(row[$0 + 1])) }
     }
 
     /// The SQL that reads rows: the key first, then the fields (or every column for a builder).
@@ -68,12 +70,6 @@ package struct DocumentSource: Sendable {
             }
         }
         return ids.map { ($0, result[$0] ?? nil) }
-    }
-
-    /// Text as the index stores it: NFC, so that composed and decomposed forms match.
-    package static func normalize(_ text: String) -> String {
-        // ASCII is already NFC; most text is, and normalizing costs more than indexing it.
-        text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCanonicalMapping
     }
 
     private static func text(_ value: DatabaseValue) -> String {

@@ -38,10 +38,11 @@ extension Indexer {
                 guard let live = try IndexState.live(db), let json = live.layout else {
                     throw SearchlightError(.indexNotBuilt, "the index has not been built yet; run a full reindex first")
                 }
-                let entities = try IndexLayout(json: json).entities
+                let layout = try IndexLayout(json: json)
+                let entities = layout.entities
                 // An entity set aside (its table is missing) has no documents to reindex.
                 guard let entity = entities.first(where: { $0.entity.name == name }), !entity.isSuspended else { return Summary() }
-                let counts = try makeWriter(live.schema, entities).apply(ids, entityID: entity.id, db)
+                let counts = try makeWriter(live.schema, layout).apply(ids, entityID: entity.id, db)
                 return Summary(changes: 0, upserted: counts.upserted, removed: counts.removed, token: try store.currentToken(in: db))
             }
         }
@@ -118,7 +119,7 @@ extension Indexer {
 
         // 2. Fill it in chunks, each a short write transaction that renews the lease and
         // records how far it got: writers and searches go on, and a stop resumes from there.
-        let writer = makeWriter(IndexSchema(generation: plan.generation), plan.layout.entities)
+        let writer = makeWriter(IndexSchema(generation: plan.generation), plan.layout)
         let total = try SearchlightError.catching("cannot count the rows to index") {
             try store.dbPool.read { db in
                 // (Only for the progress bar: a table dropped meanwhile counts as empty.)

@@ -196,7 +196,7 @@ public final class Indexer: Sendable {
         }
 
         let byName = Dictionary(uniqueKeysWithValues: layout.entities.filter { !$0.isSuspended }.map { ($0.entity.name, $0) })
-        let writer = makeWriter(live.schema, layout.entities)
+        let writer = makeWriter(live.schema, layout)
         var counts = IndexWriter.Counts()
         var changeCount = 0
         let outcome = try store.consumeNextBatch(as: configuration.author, batchSize: configuration.batchSize, in: db) { batch, db in
@@ -234,9 +234,10 @@ public final class Indexer: Sendable {
         }
     }
 
-    func makeWriter(_ schema: IndexSchema, _ entities: [IndexedEntity]) -> IndexWriter {
-        IndexWriter(schema: schema, sources: Dictionary(uniqueKeysWithValues: entities.map {
-            ($0.id, DocumentSource(entity: $0, builder: configuration.documentBuilders[$0.entity.name]))
+    func makeWriter(_ schema: IndexSchema, _ layout: IndexLayout) -> IndexWriter {
+        let text = layout.text
+        return IndexWriter(schema: schema, sources: Dictionary(uniqueKeysWithValues: layout.entities.map {
+            ($0.id, DocumentSource(entity: $0, builder: configuration.documentBuilders[$0.entity.name], text: text))
         }))
     }
 

@@ -62,7 +62,7 @@ extension Indexer {
             }
         }
         let entities = layout.entities
-        let writer = makeWriter(schema, entities)
+        let writer = makeWriter(schema, layout)
         var reports: [VerificationReport.EntityReport] = []
         var integrityErrors: [String] = []
         for entity in entities {

@@ -40,10 +40,11 @@ public final class SearchIndex: Sendable {
         public var ellipsis = "…"
         /// Tokens per snippet (1 to 64).
         public var snippetTokens = 12
-        /// At most this many matches of one entity are ranked: those with the highest FTS
-        /// rowids (for `INTEGER PRIMARY KEY` tables the highest ids, otherwise the documents
-        /// that entered the index last). Ranking costs about a microsecond a match, and a common
-        /// word or a one-letter prefix matches most documents of a large table.
+        /// At most this many matches of one entity are ranked (or sorted, with a
+        /// ``SearchOrder/column(_:descending:)`` order): those with the highest FTS rowids (for
+        /// `INTEGER PRIMARY KEY` tables the highest ids, otherwise the documents that entered the
+        /// index last). Ranking costs about a microsecond a match, and a common word or a
+        /// one-letter prefix matches most documents of a large table.
         /// ``SearchResults/rankedMatches`` says how many were ranked; counts stay exact.
         public var maximumRankedMatches = 15_000
         /// A page holds at most this many hits, also with no limit (``SearchResults/isTruncated``
@@ -57,7 +58,7 @@ public final class SearchIndex: Sendable {
     public let options: Options
     /// The entities of the live generation, decoded once per generation (a generation's layout
     /// never changes: a new layout is always a new generation).
-    private let cache = Mutex<(generation: Int, entities: [IndexedEntity])?>(nil)
+    private let cache = Mutex<(generation: Int, layout: IndexLayout)?>(nil)
     /// Whether the index's own table was checked (a database of Searchlight 0.1.0 migrates).
     private let migrated = Mutex(false)
 
@@ -66,16 +67,30 @@ public final class SearchIndex: Sendable {
         self.options = options
     }
 
-    /// Searches user text with the safe grammar of ``SearchQuery/init(userText:asYouType:)``.
+    /// Searches user text with the safe grammar of ``SearchQuery/init(userText:asYouType:columns:)``,
+    /// where `field:` may name the fields of the searched entities.
     /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
+    /// When nothing matches, ``SearchResults/explanation`` says why, with "did you mean"
+    /// suggestions.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
-        guard let query = SearchQuery(userText: text, asYouType: asYouType) else {
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
+        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, explains: true)
+    }
+
+    func search(_ text: String, asYouType: Bool, entities: Set<String>?, limit: Int?, offset: Int,
+                order: SearchOrder = .relevance, explains: Bool) throws(SearchlightError) -> SearchResults {
+        let columns = Set(store.model.entities.filter { entities?.contains($0.name) ?? true }.flatMap { $0.fields.map(\.column) })
+        var results = SearchResults.empty
+        if let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) {
+            results = try search(query, entities: entities, limit: limit, offset: offset, order: order)
+        } else {
             // Nothing to search for is no error, but bad arguments still are.
             try validate(entities: entities, limit: limit, offset: offset)
-            return .empty
         }
-        return try search(query, entities: entities, limit: limit, offset: offset)
+        if explains, results.total == 0 {
+            results.explanation = try explanation(for: text, asYouType: asYouType, columns: columns, entities: entities)
+        }
+        return results
     }
 
     /// Runs a parsed query.
@@ -88,15 +103,15 @@ public final class SearchIndex: Sendable {
     /// - Throws: `invalidQuery` for a raw query SQLite rejects; `unknownEntity`;
     ///   `invalidArgument`; `indexNotBuilt` before the first indexing.
     public func search(_ query: SearchQuery, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0) throws(SearchlightError) -> SearchResults {
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
         try validate(entities: entities, limit: limit, offset: offset)
         try migrateIfNeeded()
         do {
-            return try store.dbPool.read { db in try run(query, entities: entities, limit: limit, offset: offset, db) }
+            return try store.dbPool.read { db in try run(query, entities: entities, limit: limit, offset: offset, order: order, db) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
             let reason = error.message ?? "\(error)"
-            throw SearchlightError(.invalidQuery, "invalid query \"\(query.expression)\": \(reason)", underlyingError: error)
+            throw SearchlightError(.invalidQuery, "invalid query \"\(query.isRaw ? query.text : query.expression)\": \(reason)", underlyingError: error)
         } catch {
             throw SearchlightError(wrapping: error, doing: "search failed")
         }
@@ -120,6 +135,8 @@ public final class SearchIndex: Sendable {
         var score: Double
         var entity: IndexedEntity
         var rowid: Int64
+        /// The value sorted on (``SearchOrder/column(_:descending:)``).
+        var sortKey: DatabaseValue = .null
         var hit: SearchHit?
     }
 
@@ -139,11 +156,12 @@ public final class SearchIndex: Sendable {
         return expected <= Double(inlineSnippetLimit)
     }
 
-    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, _ db: Database) throws -> SearchResults {
-        guard let (schema, liveEntities) = try liveEntities(db) else {
+    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder, _ db: Database) throws -> SearchResults {
+        guard let (schema, layout) = try liveLayout(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
-        let entities = liveEntities.filter { names?.contains($0.entity.name) ?? true }
+        let entities = layout.entities.filter { names?.contains($0.entity.name) ?? true }
+        let text = layout.text
         let maximumHits = max(options.maximumHits, 1)
         let rankingCap = max(options.maximumRankedMatches, 1)
         let pageSize = min(limit ?? maximumHits, maximumHits)
@@ -151,9 +169,18 @@ public final class SearchIndex: Sendable {
         let (sum, overflow) = offset.addingReportingOverflow(pageSize)
         let needed = overflow ? Int.max : sum
         let documents = SQLQuoting.identifier(schema.documentTable)
+        // A CJK character is a token: snippets of CJK text get more of them.
+        let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
         func hitArguments(_ entity: IndexedEntity) -> StatementArguments {
             let markers: StatementArguments = [options.highlightStart, options.highlightEnd]
-            return markers + [options.ellipsis, min(max(options.snippetTokens, 1), 64)] + (entity.titleIndex == nil ? [] : markers)
+            return markers + [options.ellipsis, min(max(tokens, 1), 64)] + (entity.titleIndex == nil ? [] : markers)
+        }
+        // The sort column, checked in every searched entity's table first.
+        var sortKeys: [Int64: String] = [:]
+        if case let .column(column, _) = order {
+            for entity in entities where !entity.isSuspended {
+                sortKeys[entity.id] = try Self.sortKey(entity, column: column, fts: SQLQuoting.identifier(schema.ftsTable(entity.id)), documents: documents, db)
+            }
         }
         var total = 0, ranked = 0
         var counts: [String: Int] = [:]
@@ -161,10 +188,12 @@ public final class SearchIndex: Sendable {
         var columnErrors: [DatabaseError] = []
         for entity in entities {
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
+            // nil: a term names a field this entity lacks, so nothing of it can match.
+            guard let expression = query.expression(for: text, columns: entity.fieldColumns) else { continue }
             let count: Int
             do {
-                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [query.expression]) ?? 0
-            } catch let error as DatabaseError where query.isRaw && (error.message ?? "").hasPrefix("no such column") {
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
+            } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
                 counts[entity.entity.name] = 0
@@ -176,32 +205,42 @@ public final class SearchIndex: Sendable {
             if needed == 0 || count == 0 { continue }
             var sql = "SELECT \(fts).rowid, rank"
             var arguments: StatementArguments = []
-            let inline = Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed)
+            var orderBy = "rank, \(fts).rowid"
+            if case let .column(column, descending) = order {
+                // Every row's value is needed to sort: snippets wait for the page.
+                sql += ", " + sortKeys[entity.id, default: "NULL"]
+                orderBy = "3 IS NULL, 3\(descending ? " DESC" : ""), " + orderBy
+            }
+            let inline = order == .relevance && Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed)
             if inline {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: documents)
                 arguments += hitArguments(entity)
             }
             sql += " FROM \(fts) WHERE \(fts) MATCH ?"
-            arguments += [query.expression]
+            arguments += [expression]
             if count > rankingCap {
-                // Rank the newest matches only (the highest rowids): bm25 costs about a
+                // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
                 // microsecond a match, and a term in half the documents has tens of thousands.
                 let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
-                                                arguments: [query.expression, rankingCap - 1]) ?? Int64.min
+                                                arguments: [expression, rankingCap - 1]) ?? Int64.min
                 sql += " AND \(fts).rowid >= ?"
                 arguments += [lowest]
             }
-            sql += " ORDER BY rank, \(fts).rowid LIMIT ?"
+            sql += " ORDER BY \(orderBy) LIMIT ?"
             arguments += [needed]
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let row = try rows.next() {
                 var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
+                if order != .relevance { candidate.sortKey = row[2] }
                 if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
                 candidates.append(candidate)
             }
         }
         if let error = columnErrors.first, columnErrors.count == entities.count { throw error }
         candidates.sort { a, b in
+            if case let .column(_, descending) = order, let first = SearchOrder.precedes(a.sortKey, b.sortKey, descending: descending) {
+                return first
+            }
             if a.score != b.score { return a.score < b.score }
             if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
             return a.rowid < b.rowid
@@ -223,7 +262,7 @@ public final class SearchIndex: Sendable {
                 """
             let list = "[" + rowids.map(String.init).joined(separator: ",") + "]"
             let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
-                                        arguments: hitArguments(entity) + [query.expression, rowids.min(), rowids.max(), list])
+                                        arguments: hitArguments(entity) + [query.expression(for: text, columns: entity.fieldColumns), rowids.min(), rowids.max(), list])
             var byRowid: [Int64: Row] = [:]
             for row in rows { byRowid[row[0]] = row }
             for index in missing {
@@ -239,6 +278,16 @@ public final class SearchIndex: Sendable {
         return SearchResults(total: total, countsByEntity: counts, rankedMatches: ranked, isTruncated: isTruncated, hits: page.compactMap(\.hit))
     }
 
+    /// The SQL of an entity's value of a source column, read by key (``SearchOrder``).
+    static func sortKey(_ entity: IndexedEntity, column: String, fts: String, documents: String, _ db: Database) throws -> String {
+        let table = entity.entity.table
+        guard let name = try db.columns(in: table).first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame })?.name else {
+            throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) has no such column (search only the entities that have it)")
+        }
+        let idColumn = objectID(entity, fts: fts, documents: documents)
+        return "(SELECT s.\(SQLQuoting.identifier(name)) FROM \(SQLQuoting.identifier(table)) s WHERE s.\(SQLQuoting.identifier(entity.entity.primaryKey)) = \(idColumn))"
+    }
+
     /// The columns of a hit, after the rowid: snippet, title, highlighted title, object id
     /// (arguments: start, end, ellipsis, tokens, and start, end if the entity has a title).
     static func hitColumns(_ entity: IndexedEntity, fts: String, documents: String) -> String {
@@ -247,13 +296,19 @@ public final class SearchIndex: Sendable {
         return "snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(highlight), \(objectID(entity, fts: fts, documents: documents))"
     }
 
-    /// A hit from the columns of ``hitColumns`` that start at `column`; `score` is the rank.
+    /// A hit from the columns of ``hitColumns`` that start at `column`; `score` is the rank. Stored
+    /// text is shown as people read it (``IndexedText/display(_:highlightStart:highlightEnd:)``).
     private func hit(_ row: Row, at column: Int, entity: IndexedEntity, score: Double) throws -> SearchHit {
         guard let objectID = ObjectID.fromDatabaseValue(row[column + 3]) else {
             throw SearchlightError(.databaseError, "the index lost a document of \(entity.entity.name) during a search")
         }
-        return SearchHit(entity: entity.entity.name, objectID: objectID, title: row[column + 1], titleHighlight: row[column + 2],
-                         snippet: row[column] ?? "", score: -score)
+        let title: String? = row[column + 1]
+        let titleHighlight: String? = row[column + 2]
+        let snippet: String = row[column] ?? ""
+        return SearchHit(entity: entity.entity.name, objectID: objectID, title: title.map { IndexedText.display($0) },
+                         titleHighlight: titleHighlight.map { IndexedText.display($0, highlightStart: options.highlightStart, highlightEnd: options.highlightEnd) },
+                         snippet: IndexedText.display(snippet, highlightStart: options.highlightStart, highlightEnd: options.highlightEnd),
+                         score: -score)
     }
 
     /// The SQL that yields a hit's object id: the FTS rowid itself for rowid keys, the
@@ -265,13 +320,18 @@ public final class SearchIndex: Sendable {
     /// The live generation and the entities it holds (what it was built for, not the model
     /// installed since), or nil before the first build.
     func liveEntities(_ db: Database) throws -> (IndexSchema, [IndexedEntity])? {
+        try liveLayout(db).map { ($0.0, $0.1.entities) }
+    }
+
+    /// The live generation and its layout, or nil before the first build.
+    func liveLayout(_ db: Database) throws -> (IndexSchema, IndexLayout)? {
         // (migrateIfNeeded made sure the table exists: one point query per search.)
         guard let generation = try IndexState.get(db, .generation, as: Int.self) else { return nil }
         let schema = IndexSchema(generation: generation)
-        if let cached = cache.withLock({ $0 }), cached.generation == generation { return (schema, cached.entities) }
-        guard let layout = try IndexState.get(db, .layout, as: String.self) else { return nil }
-        let entities = try IndexLayout(json: layout).entities
-        cache.withLock { $0 = (generation, entities) }
-        return (schema, entities)
+        if let cached = cache.withLock({ $0 }), cached.generation == generation { return (schema, cached.layout) }
+        guard let json = try IndexState.get(db, .layout, as: String.self) else { return nil }
+        let layout = try IndexLayout(json: json)
+        cache.withLock { $0 = (generation, layout) }
+        return (schema, layout)
     }
 }

@@ -36,6 +36,8 @@ public struct SearchResults: Hashable, Sendable, Codable {
     public var isTruncated: Bool
     /// The requested page, best first.
     public var hits: [SearchHit]
+    /// Why nothing matched, for user text that matched nothing (nil otherwise).
+    public var explanation: SearchExplanation? = nil
 
     /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
     public var isRankingCapped: Bool { rankedMatches < total }

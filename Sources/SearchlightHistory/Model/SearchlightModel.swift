@@ -33,6 +33,9 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     public var tokenizer: String
     /// History retention settings.
     public var history: HistoryOptions
+    /// Whether traditional Chinese characters match their simplified forms (and the other way
+    /// round): documents and queries are folded to simplified characters. Off by default.
+    public var foldChineseVariants = false
 
     public static let defaultTokenizer = "unicode61 remove_diacritics 2"
 
@@ -82,7 +85,7 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
         entities.first { $0.name == name }
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case entities, tokenizer, history }
+    enum CodingKeys: String, CodingKey, CaseIterable { case entities, tokenizer, history, foldChineseVariants }
 
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.self)
@@ -90,7 +93,17 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
         entities = try container.decode([SearchlightModel.Entity].self, forKey: .entities)
         tokenizer = try container.decodeIfPresent(String.self, forKey: .tokenizer) ?? Self.defaultTokenizer
         history = try container.decodeIfPresent(HistoryOptions.self, forKey: .history) ?? .init()
+        foldChineseVariants = try container.decodeIfPresent(Bool.self, forKey: .foldChineseVariants) ?? false
         try validate()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(entities, forKey: .entities)
+        try container.encode(tokenizer, forKey: .tokenizer)
+        try container.encode(history, forKey: .history)
+        // Written only when set: models stored before the option existed keep their text.
+        if foldChineseVariants { try container.encode(true, forKey: .foldChineseVariants) }
     }
 
     /// Checks everything that does not need a database.

@@ -152,7 +152,9 @@ import SearchlightTestSupport
     @Test func emptyOrPunctuationQueriesGiveNoResultsNotAnError() throws {
         let f = try populated()
         for text in ["", "  ", "\"", "-", ":", "AND NOT", "***", "()"] {
-            #expect(try f.index.search(text) == .empty, "query \(text.debugDescription)")
+            let results = try f.index.search(text)
+            #expect(results.total == 0 && results.hits.isEmpty, "query \(text.debugDescription)")
+            #expect(results.explanation?.reason == .nothingToSearch, "query \(text.debugDescription)")
         }
     }
 

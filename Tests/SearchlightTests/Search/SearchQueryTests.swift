@@ -43,6 +43,37 @@ import SearchlightHistory
         #expect(expression("same © | words 🎉") == #""same" AND "words""#)
     }
 
+    @Test func cjkRunsArePhrasesOfTheirCharacters() {
+        #expect(expression("数据库") == #""数 据 库""#)
+        #expect(expression("CoreData持久化") == #""CoreData 持 久 化""#)
+        #expect(expression("数据 备份") == #""数 据" AND "备 份""#)
+        #expect(expression("データベ", asYouType: true) == #""デ ー タ ベ" *"#)
+        #expect(expression("엔진") == #""엔 진""#)
+        #expect(expression("ＣｏｒｅＤａｔａ ﬁle Straße") == #""CoreData" AND "file" AND "Strasse""#)
+    }
+
+    @Test func fieldFiltersNameKnownFieldsOnly() {
+        let columns: Set<String> = ["title", "body"]
+        func filtered(_ text: String) -> String? { SearchQuery(userText: text, columns: columns)?.expression }
+        #expect(filtered("title:kernel") == #""title" : "kernel""#)
+        #expect(filtered("Title:kernel panic") == #""title" : "kernel" AND "panic""#, "field names ignore case")
+        #expect(filtered(#"title:"kernel panic" -body:oops"#) == #"("title" : "kernel panic") NOT ("body" : "oops")"#)
+        #expect(filtered(#"-title:"kernel panic" x"#) == #"("x") NOT ("title" : "kernel panic")"#)
+        #expect(filtered("title:kern*") == #""title" : "kern" *"#)
+        #expect(filtered("author:bob") == #""author bob""#, "not a field: plain words")
+        #expect(filtered("10:30 http://x") == #""10 30" AND "http x""#)
+        #expect(filtered("title:") == nil, "a filter with nothing to search")
+        #expect(filtered(#"title:"数据""#) == #""title" : "数 据""#)
+        // Regression (issue 11 attack, break 3): a CJK field name.
+        #expect(SearchQuery(userText: "标题:数据库 -标题:备份", columns: ["标题"])?.expression == #"("标题" : "数 据 库") NOT ("标题" : "备 份")"#)
+    }
+
+    @Test func aTermOnAFieldAnEntityLacksCannotMatchThere() throws {
+        let query = try #require(SearchQuery(userText: "name:bob OR kernel -email:x", columns: ["name", "email"]))
+        #expect(query.expression(for: .standard, columns: ["title", "body"]) == #""kernel""#, "OR keeps the other term; the exclusion excludes nothing")
+        #expect(SearchQuery(userText: "name:bob", columns: ["name"])?.expression(for: .standard, columns: ["title"]) == nil)
+    }
+
     @Test func longInputIsBounded() {
         let text = Array(repeating: "word", count: 10_000).joined(separator: " ")
         let terms = expression(text)!.components(separatedBy: " AND ").count

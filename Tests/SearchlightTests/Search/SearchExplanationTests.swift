@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+/// A search that matches nothing says why when the reason is how the query was read, and
+/// suggests close words from the index's own vocabulary.
+@Suite struct SearchExplanationTests {
+    func populated() throws -> Fixture {
+        let f = try Fixture()
+        try f.insertNote(1, title: "Kernel panic", body: "The kernel stopped; the machine must reboot.")
+        try f.insertNote(2, title: "Kernel modules", body: "Loadable modules extend the kernel.")
+        try f.insertNote(3, title: "Panic attack", body: "Not about computers at all.")
+        try f.runIndexer()
+        return f
+    }
+
+    @Test func onlySymbolsOrExclusionsHaveNothingToSearchFor() throws {
+        let f = try populated()
+        let symbols = try f.index.search("+ ©")
+        #expect(symbols.total == 0)
+        #expect(symbols.explanation?.reason == .nothingToSearch)
+        #expect(symbols.explanation?.ignored == ["+", "©"])
+        #expect(symbols.explanation?.message.contains("no letters or digits") == true)
+        #expect(try f.index.search("-kernel").explanation?.message.contains("exclusions alone") == true)
+    }
+
+    @Test func misspelledWordsGetSuggestionsThatMatch() throws {
+        let f = try populated()
+        let results = try f.index.search("kernal")
+        #expect(results.total == 0)
+        #expect(results.explanation?.reason == .noMatch)
+        #expect(results.explanation?.suggestions == ["kernel"])
+        #expect(results.explanation?.message == #"no match; did you mean "kernel"?"#)
+        // Each word is corrected in place; the suggestion is checked to match.
+        #expect(try f.index.search("Kernal pnaic").explanation?.suggestions == ["kernel panic"])
+        #expect(try f.index.search("modules pnaic").explanation?.suggestions == [], "no note has both modules and panic")
+    }
+
+    @Test func suggestionsStayWithinTheEditDistanceBound() throws {
+        let f = try populated()
+        #expect(try f.index.search("kxrnxl").explanation?.suggestions == ["kernel"], "2 edits in a word of 6 letters")
+        #expect(try f.index.search("kxrxxl").explanation?.suggestions == [], "3 edits")
+        #expect(try f.index.search("kernxx").explanation?.suggestions == ["kernel"])
+        #expect(try f.index.search("pnxc").explanation?.suggestions == [], "2 edits in a word of 4 letters")
+        #expect(try f.index.search("pqz").explanation?.suggestions == [])
+        #expect(try f.index.search("zzzzzzzz").explanation?.suggestions == [])
+    }
+
+    @Test func ignoredPartsAreReportedWhenTheRestMatchesNothing() throws {
+        let f = try populated()
+        let results = try f.index.search("qwertyuiop ©")
+        #expect(results.explanation?.reason == .partsIgnored)
+        #expect(results.explanation?.ignored == ["©"])
+    }
+
+    @Test func resultsWithHitsCarryNoExplanation() throws {
+        let f = try populated()
+        #expect(try f.index.search("kernel").explanation == nil)
+    }
+
+    @Test func editDistanceCountsTranspositionsAsOne() {
+        #expect(SearchIndex.editDistance("kernel", "kernal", bound: 2) == 1)
+        #expect(SearchIndex.editDistance("pnaic", "panic", bound: 2) == 1)
+        #expect(SearchIndex.editDistance("abc", "xyz", bound: 2) == nil)
+        #expect(SearchIndex.editDistance("kernel", "kernel", bound: 1) == 0)
+    }
+}
