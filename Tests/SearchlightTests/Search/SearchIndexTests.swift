@@ -121,6 +121,21 @@ import SearchlightTestSupport
         #expect(few.total == 1 && few.rankedMatches == 1 && !few.isRankingCapped && !few.isTruncated)
     }
 
+    /// A search sorted by a column is bounded the same way: it sorts an entity's newest matches.
+    @Test func aSortedSearchIsBoundedToo() throws {
+        let f = try Fixture()
+        try f.store.write(author: "app") { db in
+            for i in 1...25 { try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, 'same')", arguments: [i]) }
+        }
+        try f.runIndexer()
+        var options = SearchIndex.Options()
+        options.maximumRankedMatches = 10
+        let index = SearchIndex(store: f.store, options: options)
+        let oldestFirst = try index.search("same", entities: ["Note"], limit: nil, order: .column("id", descending: false))
+        #expect(oldestFirst.hits.map(\.objectID) == (16...25).map { .integer(Int64($0)) })
+        #expect(oldestFirst.total == 25 && oldestFirst.rankedMatches == 10 && oldestFirst.isRankingCapped)
+    }
+
     @Test func pagingIsConsistentAndDeterministic() throws {
         let f = try Fixture()
         for i in 1...25 { try f.insertNote(i, title: "same words", body: "identical") }
