@@ -206,7 +206,7 @@ public final class SearchIndex: Sendable {
             var sql = "SELECT \(fts).rowid, rank"
             var arguments: StatementArguments = []
             var orderBy = "rank, \(fts).rowid"
-            if case let .column(column, descending) = order {
+            if case let .column(_, descending) = order {
                 // Every row's value is needed to sort: snippets wait for the page.
                 sql += ", " + sortKeys[entity.id, default: "NULL"]
                 orderBy = "3 IS NULL, 3\(descending ? " DESC" : ""), " + orderBy
