@@ -8,7 +8,7 @@ extension SearchIndex {
     /// table of the connection lists its terms:
     /// ```sql
     /// CREATE VIRTUAL TABLE IF NOT EXISTS temp."searchlight_vocab_<fts table>" USING fts5vocab(main, '<fts table>', 'row');
-    /// SELECT term, doc FROM temp."searchlight_vocab_<fts table>" WHERE term >= ? AND term < ?; -- same first letter
+    /// SELECT term, doc FROM temp."searchlight_vocab_<fts table>" WHERE term >= ? AND term < ?; -- same first two letters
     /// ```
     func explanation(for text: String, asYouType: Bool, columns: Set<String>, entities names: Set<String>?) throws(SearchlightError) -> SearchExplanation {
         let found = try SearchlightError.catching("cannot explain the search") {
@@ -57,7 +57,8 @@ extension SearchIndex {
     }
 
     /// For each word of the query that no document holds, the closest word of the vocabulary
-    /// (same first letter; the most documents among the closest), keyed by the folded word.
+    /// (the same first two letters, or the second or first two swapped; the most documents among the
+    /// closest), keyed by the folded word.
     static func corrections(for parsed: SearchQuery.Parsed, tables: [String], _ db: Database) throws -> [String: String] {
         let words = parsed.groups.joined().filter { !$0.prefix }.flatMap(\.words)
             .filter { $0.count >= 3 && $0.unicodeScalars.allSatisfy { !IndexedText.isCJK($0) } }
@@ -72,16 +73,25 @@ extension SearchIndex {
         var corrections: [String: String] = [:]
         for word in Set(words) {
             var documents: [String: Int] = [:]
-            guard let first = word.unicodeScalars.first, let next = Unicode.Scalar(first.value + 1) else { continue }
+            let scalars = Array(word.unicodeScalars)
             let known = try vocabularies.contains { try Int.fetchOne(db, sql: "SELECT doc FROM \($0) WHERE term = ?", arguments: [word]) != nil }
             if known { continue }
             let bound = word.count <= 4 ? 1 : 2
+            // Terms that share the first two letters, or have them swapped: fts5vocab reads the
+            // whole doclist of every term it lists, so the range must stay narrow.
+            var prefixes = [String(String.UnicodeScalarView(scalars[0...1]))]
+            if scalars[0] != scalars[1] { prefixes.append(String(String.UnicodeScalarView([scalars[1], scalars[0]]))) }
+            if scalars[1] != scalars[2] { prefixes.append(String(String.UnicodeScalarView([scalars[0], scalars[2]]))) } // `teh`
             for vocabulary in vocabularies {
-                let rows = try Row.fetchCursor(db, sql: "SELECT term, doc FROM \(vocabulary) WHERE term >= ? AND term < ?",
-                                               arguments: [String(first), String(next)])
-                while let row = try rows.next() {
-                    let term: String = row[0]
-                    if abs(term.count - word.count) <= bound { documents[term, default: 0] += row[1] }
+                for prefix in prefixes {
+                    guard let last = prefix.unicodeScalars.last, let next = Unicode.Scalar(last.value + 1) else { continue }
+                    let end = String(prefix.unicodeScalars.dropLast()) + String(next)
+                    let rows = try Row.fetchCursor(db, sql: "SELECT term, doc FROM \(vocabulary) WHERE term >= ? AND term < ?",
+                                                   arguments: [prefix, end])
+                    while let row = try rows.next() {
+                        let term: String = row[0]
+                        if abs(term.count - word.count) <= bound { documents[term, default: 0] += row[1] }
+                    }
                 }
             }
             var best: (term: String, distance: Int, documents: Int)?

@@ -40,7 +40,9 @@ import SearchlightTestSupport
 
     @Test func suggestionsStayWithinTheEditDistanceBound() throws {
         let f = try populated()
-        #expect(try f.index.search("kxrnxl").explanation?.suggestions == ["kernel"], "2 edits in a word of 6 letters")
+        #expect(try f.index.search("kerxxl").explanation?.suggestions == ["kernel"], "2 edits in a word of 6 letters")
+        #expect(try f.index.search("kxrnel").explanation?.suggestions == [], "an edit in the first two letters is not looked for")
+        #expect(try f.index.search("kenrel").explanation?.suggestions == ["kernel"], "a transposition")
         #expect(try f.index.search("kxrxxl").explanation?.suggestions == [], "3 edits")
         #expect(try f.index.search("kernxx").explanation?.suggestions == ["kernel"])
         #expect(try f.index.search("pnxc").explanation?.suggestions == [], "2 edits in a word of 4 letters")
