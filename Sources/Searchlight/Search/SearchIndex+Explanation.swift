@@ -61,7 +61,9 @@ extension SearchIndex {
     /// closest), keyed by the folded word.
     static func corrections(for parsed: SearchQuery.Parsed, tables: [String], _ db: Database) throws -> [String: String] {
         let words = parsed.groups.joined().filter { !$0.prefix }.flatMap(\.words)
-            .filter { $0.count >= 3 && $0.unicodeScalars.allSatisfy { !IndexedText.isCJK($0) } }
+            // Words of 3 letters or more; like spelling checkers, not words with digits
+            // (identifiers, versions, codes), nor CJK (any substring of it is a term).
+            .filter { $0.count >= 3 && $0.unicodeScalars.allSatisfy { $0.properties.isAlphabetic && !IndexedText.isCJK($0) } }
             .map(fold)
         guard !words.isEmpty, !tables.isEmpty else { return [:] }
         var vocabularies: [String] = []

@@ -47,6 +47,7 @@ import SearchlightTestSupport
         #expect(try f.index.search("kernxx").explanation?.suggestions == ["kernel"])
         #expect(try f.index.search("pnxc").explanation?.suggestions == [], "2 edits in a word of 4 letters")
         #expect(try f.index.search("pqz").explanation?.suggestions == [])
+        #expect(try f.index.search("kernel2").explanation?.suggestions == [], "words with digits are not spelling-checked")
         #expect(try f.index.search("zzzzzzzz").explanation?.suggestions == [])
     }
 
