@@ -93,21 +93,23 @@ struct SearchCommand: ParsableCommand {
                 var countsByEntity: [String: Int]
                 var rankedMatches: Int
                 var truncated: Bool
+                var droppedTerms: Int
                 var hits: [Hit]
                 var explanation: SearchExplanation?
                 func encode(to encoder: any Encoder) throws {
-                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, hits, explanation }
+                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation }
                     var container = encoder.container(keyedBy: Key.self)
                     try container.encode(total, forKey: .total)
                     try container.encode(countsByEntity, forKey: .countsByEntity)
                     try container.encode(rankedMatches, forKey: .rankedMatches)
                     try container.encode(truncated, forKey: .truncated)
+                    try container.encode(droppedTerms, forKey: .droppedTerms)
                     try container.encode(hits, forKey: .hits)
                     try container.encode(explanation, forKey: .explanation) // null when something matched
                 }
             }
             print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
-                                       truncated: results.isTruncated, hits: results.hits.map(Hit.init), explanation: results.explanation)))
+                                       truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation)))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)
@@ -137,6 +139,9 @@ struct SearchCommand: ParsableCommand {
         var notes: [String] = []
         if results.isRankingCapped {
             notes.append("Ranked the newest \(results.rankedMatches) of \(results.total) matches (at most \(SearchIndex.Options().maximumRankedMatches) per entity).")
+        }
+        if results.droppedTerms > 0 {
+            notes.append("Searched the first \(SearchQuery.maximumTerms) terms: \(results.droppedTerms) more were left out.")
         }
         if results.isTruncated {
             notes.append("Stopped after \(results.hits.count) hits: --offset \(offset + results.hits.count) shows more.")

@@ -26,14 +26,21 @@ extension SearchIndex {
         let parsed = SearchQuery.Parsed(text, asYouType: asYouType, columns: columns, text: rules)
         let ignored = parsed.ignored
         let quotedIgnored = ignored.map { "\"\($0)\"" }.joined(separator: ", ")
+        let dropped = parsed.droppedTerms > 0 ? " (only the first \(SearchQuery.maximumTerms) terms were read)" : ""
         if parsed.groups.isEmpty {
-            let message = !ignored.isEmpty
-                ? "nothing to search for: \(quotedIgnored) \(ignored.count == 1 ? "has" : "have") no letters or digits, and the index keeps only words (symbols and punctuation separate them)"
-                : parsed.negatives.isEmpty
-                    ? (text.split(whereSeparator: \.isWhitespace).isEmpty ? "nothing to search for: the query is empty"
-                       : "nothing to search for: OR, AND and NOT in capitals are operators (write them in lower case to search for the words)")
-                : "nothing to search for: a query of exclusions alone matches nothing"
-            return SearchExplanation(reason: .nothingToSearch, message: message, ignored: ignored)
+            let message: String
+            if !ignored.isEmpty {
+                message = "nothing to search for: \(quotedIgnored) \(ignored.count == 1 ? "has" : "have") no letters or digits, and the index keeps only words (symbols and punctuation separate them)"
+            } else if !parsed.negatives.isEmpty {
+                message = "nothing to search for: a query of exclusions alone matches nothing"
+            } else if text.split(whereSeparator: \.isWhitespace).isEmpty {
+                message = "nothing to search for: the query is empty"
+            } else if parsed.hasOperators {
+                message = "nothing to search for: OR, AND and NOT in capitals are operators (write them in lower case to search for the words)"
+            } else {
+                message = "nothing to search for: the query has no words"
+            }
+            return SearchExplanation(reason: .nothingToSearch, message: message + dropped, ignored: ignored)
         }
         if !rules.segmentsCJK {
             // trigram: FTS5 matches a term of fewer than 3 characters with nothing.
@@ -49,7 +56,7 @@ extension SearchIndex {
                 suggestions.append(suggestion)
             }
         }
-        let hint = suggestions.isEmpty ? "" : "; did you mean \(suggestions.map { "\"\($0)\"" }.joined(separator: " or "))?"
+        let hint = (suggestions.isEmpty ? "" : "; did you mean \(suggestions.map { $0.contains("\"") ? $0 : "\"\($0)\"" }.joined(separator: " or "))?") + dropped
         if !ignored.isEmpty {
             return SearchExplanation(reason: .partsIgnored, message: "no match (left out, as they have no letters or digits: \(quotedIgnored))\(hint)", ignored: ignored, suggestions: suggestions)
         }

@@ -83,9 +83,11 @@ public final class SearchIndex: Sendable {
         var results = SearchResults.empty
         if let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) {
             results = try search(query, entities: entities, limit: limit, offset: offset, order: order)
+            results.droppedTerms = query.droppedTerms
         } else {
             // Nothing to search for is no error, but bad arguments still are.
             try validate(entities: entities, limit: limit, offset: offset)
+            results.droppedTerms = SearchQuery.Parsed(text, asYouType: asYouType, columns: columns, text: .standard).droppedTerms
         }
         if explains, results.total == 0 {
             results.explanation = try explanation(for: text, asYouType: asYouType, columns: columns, entities: entities)
@@ -208,8 +210,8 @@ public final class SearchIndex: Sendable {
             var orderBy = "rank, \(fts).rowid"
             if case let .column(_, descending) = order {
                 // Every row's value is needed to sort: snippets wait for the page.
-                sql += ", " + sortKeys[entity.id, default: "NULL"]
-                orderBy = "3 IS NULL, 3\(descending ? " DESC" : ""), " + orderBy
+                sql += ", " + sortKeys[entity.id, default: "NULL"] + " AS searchlight_sort_key"
+                orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
             }
             let inline = order == .relevance && Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed)
             if inline {
@@ -281,6 +283,9 @@ public final class SearchIndex: Sendable {
     /// The SQL of an entity's value of a source column, read by key (``SearchOrder``).
     static func sortKey(_ entity: IndexedEntity, column: String, fts: String, documents: String, _ db: Database) throws -> String {
         let table = entity.entity.table
+        guard try db.tableExists(table) else {
+            throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) is not there (renamed or dropped since the last indexing: run `searchlight index`, or search without sorting)")
+        }
         guard let name = try db.columns(in: table).first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame })?.name else {
             throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) has no such column (search only the entities that have it)")
         }

@@ -37,6 +37,8 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
     package let text: String
     package let asYouType: Bool
     package let columns: Set<String>
+    /// How many terms of the user text were left out after the first ``maximumTerms``.
+    public let droppedTerms: Int
 
     /// At most this many terms are kept from user text (the rest is ignored).
     public static let maximumTerms = 64
@@ -47,6 +49,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
     public init?(userText: String, asYouType: Bool = false, columns: Set<String> = []) {
         let parsed = Parsed(userText, asYouType: asYouType, columns: columns, text: .standard)
         guard let expression = parsed.expression(columns: nil) else { return nil }
+        self.droppedTerms = parsed.droppedTerms
         self.expression = expression
         self.isRaw = false
         self.text = userText
@@ -64,6 +67,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
         if raw.contains("\0") {
             throw SearchlightError(.invalidQuery, "invalid query: the query contains a NUL character")
         }
+        self.droppedTerms = 0
         self.expression = Self.rawExpression(raw, text: .standard)
         self.isRaw = true
         self.text = raw
@@ -123,6 +127,10 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
         package var negatives: [Term] = []
         /// Parts of the text that hold no word (symbols, punctuation): the index cannot match them.
         package var ignored: [String] = []
+        /// Terms (and operators) after the first ``SearchQuery/maximumTerms``, left out.
+        package var droppedTerms = 0
+        /// Whether the text held an operator word (`OR`, `AND`, `NOT`).
+        package var hasOperators = false
 
         /// How the index's tokenizer splits words.
         let rules: IndexedText
@@ -132,11 +140,14 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
             let prepared = text.prepare(userText)
             var tokens = tokenize(prepared, columns: Set(columns.map { $0.lowercased() }))
             // Keep a bounded number of terms: very long input must not make a very slow query.
+            // (The results say how many were left out: ``SearchResults/droppedTerms``.)
             var terms = 0
+            let all = tokens.count
             tokens = tokens.prefix { token in
                 if case .term = token { terms += 1 }
                 return terms <= SearchQuery.maximumTerms
             }
+            droppedTerms = all - tokens.count
             // As-you-type: the last word is a prefix unless the text ends with white space or a quote.
             if asYouType, let last = tokens.indices.last, case var .term(term) = tokens[last],
                let final = prepared.last, !final.isWhitespace, final != "\"" {
@@ -243,9 +254,9 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                 var chunk = text[index..<end]
                 index = end
                 switch chunk {
-                case "OR": tokens.append(.or); continue
-                case "AND": continue
-                case "NOT": negateNext = true; continue
+                case "OR": tokens.append(.or); hasOperators = true; continue
+                case "AND": hasOperators = true; continue
+                case "NOT": negateNext = true; hasOperators = true; continue
                 default: break
                 }
                 if chunk.hasPrefix("-") { negated = true; chunk = chunk.drop { $0 == "-" } }
@@ -261,7 +272,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                     chunk = rest
                 }
                 let prefix = chunk.hasSuffix("*")
-                let words = self.words(chunk)
+                let words = self.words(prefix ? chunk.dropLast() : chunk)
                 negateNext = false
                 if words.isEmpty {
                     if !chunk.isEmpty { ignored.append(IndexedText.display(String(chunk))) }

@@ -36,6 +36,8 @@ public struct SearchResults: Hashable, Sendable, Codable {
     public var isTruncated: Bool
     /// The requested page, best first.
     public var hits: [SearchHit]
+    /// How many terms of the user text were left out (beyond ``SearchQuery/maximumTerms``).
+    public var droppedTerms = 0
     /// Why nothing matched, for user text that matched nothing (nil otherwise).
     public var explanation: SearchExplanation? = nil
 

@@ -84,6 +84,8 @@ package struct IndexedText: Hashable, Sendable {
     /// Whether the query parser keeps `scalar` in a word: ``isTokenCharacter(_:)``, with the
     /// tokenizer's own `tokenchars` and `separators`.
     package func keepsInWord(_ scalar: Unicode.Scalar) -> Bool {
+        // trigram indexes every character: a query keeps punctuation (`example.com`, `10:30`).
+        if !segmentsCJK { return !scalar.properties.isWhitespace && scalar != "\"" }
         if separators.contains(scalar) { return false }
         return tokenCharacters.contains(scalar) || Self.isTokenCharacter(scalar)
     }

@@ -58,6 +58,20 @@ import SearchlightTestSupport
         #expect(results.explanation?.ignored == ["©"])
     }
 
+    /// Regression (issue 11, second attack, break 2): terms after the first 64 were left out
+    /// without a word.
+    @Test func termsBeyondTheBoundAreReported() throws {
+        let f = try populated()
+        let long = Array(repeating: "kernel", count: 64).joined(separator: " ") + " xyzzy"
+        let results = try f.index.search(long)
+        #expect(results.droppedTerms == 1 && results.total == 2)
+        let exclusions = (0..<64).map { "-w\($0)" }.joined(separator: " ") + " kernel"
+        let excluded = try f.index.search(exclusions)
+        #expect(excluded.droppedTerms == 1)
+        #expect(excluded.explanation?.message.contains("only the first 64 terms were read") == true, "\(String(describing: excluded.explanation))")
+        #expect(try f.index.search("-").explanation?.message == "nothing to search for: the query has no words")
+    }
+
     @Test func resultsWithHitsCarryNoExplanation() throws {
         let f = try populated()
         #expect(try f.index.search("kernel").explanation == nil)

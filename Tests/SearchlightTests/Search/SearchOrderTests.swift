@@ -46,6 +46,36 @@ import SearchlightTestSupport
         #expect(paged == all)
     }
 
+    /// Regression (issue 11, second attack, break 1): ascending order put NULLs first in SQL
+    /// (`ORDER BY 3 IS NULL` is a constant), so each page took the wrong rows.
+    @Test func ascendingPagesPutNullsLastAndFollowEachOther() throws {
+        let f = try Fixture(schema: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT, n INTEGER); CREATE TABLE people(uuid TEXT PRIMARY KEY NOT NULL, name TEXT, email TEXT UNIQUE, n INTEGER);")
+        try f.db.shell("INSERT INTO notes(id, title, n) VALUES (1, 'apple', 3), (2, 'apple', NULL), (3, 'apple', 1), (4, 'apple', 2), (5, 'apple', NULL);")
+        try f.runIndexer()
+        for descending in [false, true] {
+            let all = try f.index.search("apple", limit: nil, order: .column("n", descending: descending)).hits.map(\.objectID)
+            #expect(all == (descending ? [1, 4, 3, 2, 5] : [3, 4, 1, 2, 5]).map { ObjectID.integer($0) })
+            for size in [1, 2] {
+                var paged: [ObjectID] = []
+                for offset in stride(from: 0, to: 5, by: size) {
+                    paged += try f.index.search("apple", limit: size, offset: offset, order: .column("n", descending: descending)).hits.map(\.objectID)
+                }
+                #expect(paged == all, "pages of \(size), descending \(descending)")
+            }
+        }
+    }
+
+    /// Regression (issue 11, second attack, break 4): a table renamed since the last indexing
+    /// made a sorted search fail as an "invalid query".
+    @Test func sortingATableRenamedSinceIndexingIsAClearError() throws {
+        let f = try populated()
+        try f.db.shell("ALTER TABLE notes RENAME TO notes_v2;")
+        let error = try #require(throws: SearchlightError.self) { try f.index.search("kernel", entities: ["Note"], order: .column("updated_at")) }
+        #expect(error.code == .invalidArgument && error.message.contains("is not there"), "\(error.message)")
+        try f.runIndexer()
+        #expect(try f.index.search("kernel", entities: ["Note"], limit: nil, order: .column("updated_at")).hits.first?.objectID == .integer(2))
+    }
+
     @Test func aColumnMissingFromASearchedTableIsAClearError() throws {
         let f = try populated()
         let error = try #require(throws: SearchlightError.self) { try f.index.search("kernel", order: .column("tags")) }

@@ -127,7 +127,11 @@ import SearchlightTestSupport
 
     @Test func theTrigramTokenizerIndexesUnsegmentedText() throws {
         let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "trigram")
-        let f = try indexed(["数据库的备份", "CoreData持久化"], model: model)
+        let f = try indexed(["数据库的备份", "CoreData持久化", "see example.com", "meeting at 10:30"], model: model)
+        // Regression (issue 11, second attack, break 3): trigram keeps punctuation in terms.
+        #expect(try f.ids("example.com") == [.integer(3)])
+        #expect(try f.ids("ample.co") == [.integer(3)])
+        #expect(try f.ids("10:30") == [.integer(4)])
         #expect(try f.ids("数据库") == [.integer(1)])
         #expect(try f.ids("Data持久") == [.integer(2)], "trigram matches inside words")
         let short = try f.index.search("数据")
