@@ -93,22 +93,13 @@ enum CJKSearch {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (store, seconds) = try indexed(documents, in: directory)
         let indexBytes = try store.dbPool.read { db in
-            // The index's own tables (FTS5 shadow tables, the document map), through dbstat if
-            // this SQLite has it, else the pages of the FTS5 data tables counted by FTS5 itself.
+            // The index's own tables (FTS5 shadow tables, the document map), through dbstat
+            // (Debian's SQLite has it).
             try Int.fetchOne(db, sql: """
                 SELECT sum(pgsize) FROM dbstat WHERE name GLOB 'searchlight_fts_*' OR name GLOB 'searchlight_document_*'
                 """) ?? 0
         }
-        let plainQueue = try DatabaseQueue(path: directory.appendingPathComponent("plain.sqlite").path)
-        try plainQueue.write { db in
-            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3 4')")
-        }
-        let plainSeconds = try measure {
-            try plainQueue.write { db in
-                let statement = try db.makeStatement(sql: "INSERT INTO plain(rowid, title, body) VALUES (?, ?, ?)")
-                for (offset, document) in documents.enumerated() { try statement.execute(arguments: [offset + 1, document.title, document.body]) }
-            }
-        }
+        let (plainQueue, plainSeconds) = try Indexing.plainFTS5Table(documents.map { ($0.title, $0.body) }, in: directory, tokenizer: Indexing.model.tokenizer)
         let plainBytes = try plainQueue.read { db in try Int.fetchOne(db, sql: "SELECT sum(pgsize) FROM dbstat WHERE name GLOB 'plain*'") ?? 0 }
         let textBytes = documents.reduce(0) { $0 + $1.title.utf8.count + $1.body.utf8.count }
         let count = Double(documents.count)

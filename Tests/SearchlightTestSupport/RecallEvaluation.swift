@@ -131,19 +131,6 @@ public enum RecallEvaluation {
 
     // MARK: - Queries
 
-    /// A seeded generator (SplitMix64): the same seed draws the same queries.
-    public struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        public init(seed: UInt64) { state = seed }
-        public mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Draws `perCategory` queries of each kind from `documents` and computes their ground truth.
     ///
     /// Kinds: 1, 2, 3 and 4 CJK characters taken anywhere in the text; "words" (a run of 2 to 4
@@ -152,7 +139,7 @@ public enum RecallEvaluation {
     /// and a CJK word of the same document, as two words); "Latin glued to CJK" (a Latin word
     /// and up to 3 CJK characters right after it, written together: `CoreData持久化`).
     public static func queries(_ documents: [Document], perCategory: Int, seed: UInt64) -> [Query] {
-        var random = Generator(seed: seed)
+        var random = SplitMix(seed: seed)
         let texts = documents.map { (comparable($0.title), comparable($0.body)) }
         // CJK runs and Latin-CJK pairs of each document's body.
         struct Runs { var runs: [[Unicode.Scalar]] = []; var latin: [[Unicode.Scalar]] = []; var glued: [[Unicode.Scalar]] = [] }

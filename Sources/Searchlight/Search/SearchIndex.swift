@@ -184,6 +184,10 @@ public final class SearchIndex: Sendable {
                 sortKeys[entity.id] = try Self.sortKey(entity, column: column, fts: SQLQuoting.identifier(schema.ftsTable(entity.id)), documents: documents, db)
             }
         }
+        // The query is parsed once for this index's text; each entity gets its expression
+        // (kept for the snippets' pass).
+        let parsed = query.parsed(for: text)
+        var expressions: [Int64: String] = [:]
         var total = 0, ranked = 0
         var counts: [String: Int] = [:]
         var candidates: [Candidate] = []
@@ -191,7 +195,10 @@ public final class SearchIndex: Sendable {
         for entity in entities {
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
             // nil: a term names a field this entity lacks, so nothing of it can match.
-            guard let expression = query.expression(for: text, columns: entity.fieldColumns) else { continue }
+            let entityExpression = if let parsed { parsed.expression(columns: Set(entity.fieldColumns.map { $0.lowercased() })) }
+                                   else { query.expression(for: text, columns: entity.fieldColumns) } // raw
+            guard let expression = entityExpression else { continue }
+            expressions[entity.id] = expression
             let count: Int
             do {
                 count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
@@ -264,7 +271,7 @@ public final class SearchIndex: Sendable {
                 """
             let list = "[" + rowids.map(String.init).joined(separator: ",") + "]"
             let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
-                                        arguments: hitArguments(entity) + [query.expression(for: text, columns: entity.fieldColumns), rowids.min(), rowids.max(), list])
+                                        arguments: hitArguments(entity) + [expressions[entity.id], rowids.min(), rowids.max(), list])
             var byRowid: [Int64: Row] = [:]
             for row in rows { byRowid[row[0]] = row }
             for index in missing {

@@ -15,7 +15,7 @@ import SearchlightTestSupport
         try f.runIndexer()
         let seed = UInt64(ProcessInfo.processInfo.environment["SEARCHLIGHT_SEED"] ?? "") ?? UInt64.random(in: 1...1_000_000)
         print("SearchSafetyTests: seed \(seed) (SEARCHLIGHT_SEED replays it)")
-        var random = RecallEvaluation.Generator(seed: seed)
+        var random = SplitMix(seed: seed)
         let pieces: [String] = ["数", "据", "库", "データ", "엔진", "을", "Core", "Data", "kernel", "ＡＢＣ", "ﬁ", "ß", "é", "e\u{301}",
                                 "ｶﾞ", "。", "、", "，", "・", "\u{1F}", "\u{10FFFD}", "\u{E000}", "\u{0}", "\u{200B}", "😀", "™", "①",
                                 "title:", "body:", "tags:", "name:", "Title:", "title:\"", "-title:", "uuid:", ":", "::", "\"", "-", "*",
