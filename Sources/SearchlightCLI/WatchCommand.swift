@@ -19,7 +19,9 @@ struct WatchCommand: AsyncParsableCommand {
         // Until SIGINT or SIGTERM, or until following ends by itself (the file was replaced).
         let failure = await withTaskGroup(of: SearchlightError?.self) { group in
             group.addTask { await Signals.waitForTermination(); return nil }
-            group.addTask { await indexer.waitUntilFollowingEnds() }
+            group.addTask {
+                do throws(SearchlightError) { try await indexer.waitUntilFollowingEnds(); return nil } catch { return error }
+            }
             let first = await group.next() ?? nil
             logger.info("stopping: the batch in flight finishes first")
             await indexer.stop()

@@ -94,6 +94,8 @@ extension Indexer {
     func rebuild(reason: RebuildReason, progress: (@Sendable (Progress) -> Void)?, until shouldStop: () -> Bool) throws(SearchlightError) -> Update? {
         var waited = false
         var plan: Plan
+        // Set up when another process holds the lease: wakes when that rebuild ends.
+        var changes: DatabaseChangeSignal?
         // 1. Take the lease: start a generation, resume the one a stopped or dead rebuild left,
         // or wait for the process that is rebuilding.
         while true {
@@ -110,7 +112,15 @@ extension Indexer {
             case let .busy(owner):
                 if !waited { logger.notice("waiting for the rebuild under way in process \(owner.split(separator: " ").dropFirst().first ?? "?")") }
                 waited = true
-                Thread.sleep(forTimeInterval: 0.1)
+                guard let changes else {
+                    // Subscribe, then look again: a rebuild that ended in between is not missed.
+                    changes = DatabaseChangeSignal(store.historyUpdates())
+                    continue
+                }
+                // A rebuild ends with a swap, which changes the schema and wakes this. The
+                // timeout only notices a holder that died without a word (kill -9, seen at once
+                // on this host) or whose lease expired.
+                changes.wait(timeout: .seconds(1))
                 continue
             }
             break
@@ -302,5 +312,24 @@ extension Indexer {
         for key in [IndexState.Key.rebuildOwner, .rebuildExpiresAt, .rebuildGeneration, .rebuildLayout, .rebuildStartToken, .rebuildEntity, .rebuildAfter] {
             try db.execute(sql: #"DELETE FROM "searchlight_index_state" WHERE "key" = ?"#, arguments: [key])
         }
+    }
+}
+
+/// Wakes a thread that waits for another process: signalled by every new head token, and by
+/// schema changes (a rebuild's swap drops and renames tables), from the store's watcher.
+final class DatabaseChangeSignal: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let listener: Task<Void, Never>
+
+    init(_ updates: AsyncStream<HistoryToken>) {
+        let semaphore = self.semaphore
+        listener = Task { for await _ in updates { semaphore.signal() } }
+    }
+
+    deinit { listener.cancel() }
+
+    /// Waits for the next change, or `timeout`.
+    func wait(timeout: Duration) {
+        _ = semaphore.wait(timeout: .now() + .nanoseconds(Int(timeout / .nanoseconds(1))))
     }
 }

@@ -284,14 +284,33 @@ public final class Indexer: Sendable {
 
     /// Starts following history: the backlog first, then every commit, from this process or
     /// another. Does nothing if already started.
+    ///
+    /// The work runs on a thread of its own, never in Swift's cooperative pool. The thread holds
+    /// the indexer only while a batch runs: an indexer that is started and then released without
+    /// ``stop()`` stops following, and its thread ends.
     public func start() {
         state.withLock { state in
             guard state.follower == nil else { return }
             let commits = store.historyUpdates() // subscribe before catching up: no commit is missed
-            state.follower = IndexFollower(commits: commits, name: "searchlight.indexer") { [self] follower in
-                follow(follower)
+            state.follower = IndexFollower(commits: commits, name: "searchlight.indexer") { [weak self] follower in
+                var failures = 0
+                while !follower.shouldStop {
+                    // The indexer is held for one step only, never while waiting for work.
+                    let next: FollowStep = { self?.followStep(follower, failures: &failures) ?? .end }()
+                    switch next {
+                    case .end: return
+                    case .waitForWork: guard follower.waitForWork() else { return }
+                    case let .retry(after): _ = follower.waitForWork(timeout: after)
+                    }
+                }
             }
         }
+    }
+
+    deinit {
+        let (follower, streams) = state.withLock { ($0.follower, Array($0.subscribers.values)) }
+        follower?.requestStop()
+        for stream in streams { stream.finish() }
     }
 
     /// Stops following history. Returns as soon as the batch (or rebuild chunk) in flight
@@ -310,42 +329,44 @@ public final class Indexer: Sendable {
         for waiter in waiters { waiter.finish() }
     }
 
-    /// Returns when following ends: after ``stop()``, or by itself on an error retrying cannot
-    /// clear (the database file was replaced), which it returns. `watch` exits on it.
-    public func waitUntilFollowingEnds() async -> SearchlightError? {
-        guard let follower = state.withLock({ $0.follower }) else { return state.withLock { $0.followFailure } }
-        await follower.waitUntilFinished()
-        return state.withLock { $0.followFailure }
+    /// Returns when following ends: after ``stop()``, or by throwing the error that ended it by
+    /// itself, one retrying cannot clear (the database file was replaced). `watch` exits on it.
+    public func waitUntilFollowingEnds() async throws(SearchlightError) {
+        if let follower = state.withLock({ $0.follower }) { await follower.waitUntilFinished() }
+        if let failure = state.withLock({ $0.followFailure }) { throw failure }
     }
 
     /// Whether ``start()`` was called and ``stop()`` was not.
     public var isIndexing: Bool { state.withLock { $0.follower != nil } }
 
-    /// The follow loop, on the follower's thread: catch up, then wait for the next commit.
-    private func follow(_ follower: IndexFollower) {
-        var failures = 0
-        while !follower.shouldStop {
-            do {
-                _ = try indexPendingChanges(until: { follower.shouldStop })
-                failures = 0
-            } catch SearchlightError.cancelled {
-                return
-            } catch SearchlightError.databaseReplaced {
-                // Permanent: retrying would follow a file nobody writes any more.
-                let failure = SearchlightError(.databaseReplaced, "stopped following: the database file \(store.dbPool.path) was replaced or deleted; open it again")
-                logger.critical("\(failure.message)")
-                state.withLock { $0.followFailure = failure }
-                notifyWaiters(.failure(failure))
-                return
-            } catch {
-                failures += 1
-                logger.error("indexing failed (attempt \(failures)): \(error)")
-                notifyWaiters(.failure(error))
-                // Back off, then retry: a full disk or a lock held too long may clear.
-                _ = follower.waitForWork(timeout: .milliseconds(min(5_000, 50 << min(failures, 7))))
-                continue
-            }
-            guard follower.waitForWork() else { return }
+    /// What the follow loop does after a step.
+    private enum FollowStep {
+        case waitForWork
+        case retry(after: Duration)
+        case end
+    }
+
+    /// One step of the follow loop, on the follower's thread: catch up, or fail and back off.
+    private func followStep(_ follower: IndexFollower, failures: inout Int) -> FollowStep {
+        do {
+            _ = try indexPendingChanges(until: { follower.shouldStop })
+            failures = 0
+            return .waitForWork
+        } catch SearchlightError.cancelled {
+            return .end
+        } catch SearchlightError.databaseReplaced {
+            // Permanent: retrying would follow a file nobody writes any more.
+            let failure = SearchlightError(.databaseReplaced, "stopped following: the database file \(store.dbPool.path) was replaced or deleted; open it again")
+            logger.critical("\(failure.message)")
+            state.withLock { $0.followFailure = failure }
+            notifyWaiters(.failure(failure))
+            return .end
+        } catch {
+            failures += 1
+            logger.error("indexing failed (attempt \(failures)): \(error)")
+            notifyWaiters(.failure(error))
+            // Back off, then retry: a full disk or a lock held too long may clear.
+            return .retry(after: .milliseconds(min(5_000, 50 << min(failures, 7))))
         }
     }
 
@@ -388,15 +409,18 @@ public final class Indexer: Sendable {
 
     /// Returns once everything committed before the call is indexed.
     ///
-    /// If the indexer is not started, it indexes the pending changes itself. Otherwise it
-    /// awaits the running indexer's updates, and throws the error the indexer fails with
-    /// (it does not hang on an indexer that keeps failing), or
-    /// ``SearchlightError/Code-swift.struct/cancelled`` when the indexer stops or the waiting
-    /// task is cancelled.
+    /// If the indexer is not started, it indexes the pending changes itself, on a thread of its
+    /// own (that may be a whole rebuild: the caller's cooperative thread is never blocked), and
+    /// cancelling the waiting task stops that work between batches. Otherwise it awaits the
+    /// running indexer's updates, and throws the error the indexer fails with (it does not hang
+    /// on an indexer that keeps failing), or ``SearchlightError/Code-swift.struct/cancelled``
+    /// when the indexer stops or the waiting task is cancelled.
     public func waitUntilCaughtUp() async throws(SearchlightError) {
         let target = try store.currentToken()
         guard isIndexing else {
-            try indexPendingChanges()
+            try await IndexFollower.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+                _ = try indexPendingChanges(until: shouldStop)
+            }
             return
         }
         let events = waiterEvents() // before reading the checkpoint: no update is missed

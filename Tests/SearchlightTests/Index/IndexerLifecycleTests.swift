@@ -123,4 +123,62 @@ import SearchlightTestSupport
         await f.indexer.stop()
         #expect(try f.indexer.verify().isConsistent)
     }
+
+    /// An app's cooperative pool has as many threads as cores: catching up (possibly a whole
+    /// rebuild) for a waiter runs on a thread of the indexer's own (``IndexFollower/run``), and
+    /// cancelling the waiting task stops it between batches.
+    @Test func workForAWaiterRunsOnItsOwnThreadAndStopsWhenTheTaskIsCancelled() async throws {
+        let caller = pthread_self()
+        let worker = try await IndexFollower.run(name: "searchlight.indexer") { _ throws(SearchlightError) in pthread_self() }
+        #expect(pthread_equal(caller, worker) == 0, "the work ran on the calling thread")
+
+        let started = DispatchSemaphore(value: 0)
+        let work = Task {
+            try await IndexFollower.run(name: "searchlight.indexer") { shouldStop throws(SearchlightError) -> Int in
+                started.signal()
+                var batches = 0
+                while !shouldStop() { batches += 1; usleep(1_000) } // stands for batches of work
+                return batches
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { started.wait(); continuation.resume() }
+        }
+        work.cancel()
+        let batches = try await withTimeout(60) { try await work.value }
+        #expect(batches >= 0, "the work saw the cancellation and returned")
+    }
+
+    @Test func waitUntilCaughtUpWithoutStartIndexesEverythingCommittedBefore() async throws {
+        let f = try Fixture()
+        try f.insertNote(1, title: "first")
+        try await withTimeout(60) { try await f.indexer.waitUntilCaughtUp() } // the first build
+        try f.insertNote(2, title: "second")
+        try await withTimeout(60) { try await f.indexer.waitUntilCaughtUp() } // a batch
+        #expect(try f.ids("first") == [.integer(1)])
+        #expect(try f.ids("second") == [.integer(2)])
+    }
+
+    /// A started indexer that its owner releases without `stop()` must not keep itself, its
+    /// thread and its subscription alive for ever.
+    @Test func aStartedIndexerReleasedWithoutStopIsFreedAndItsThreadEnds() async throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        weak var released: Indexer?
+        do {
+            let indexer = try Indexer(store: store)
+            released = indexer
+            indexer.start()
+            try await withTimeout(60) { try await indexer.waitUntilCaughtUp() }
+        }
+        // Bounded: the follower thread lets go once the batch in flight ends.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while released != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil, "the indexer is still alive")
+        // With no follower left, nothing indexes a new write any more.
+        try db.shell("INSERT INTO notes(id, title) VALUES (9, 'unfollowed');")
+        let checkpoint = try #require(try store.checkpoint(for: Indexer.Configuration().author)?.token)
+        let head = try store.currentToken()
+        #expect(checkpoint < head)
+    }
 }

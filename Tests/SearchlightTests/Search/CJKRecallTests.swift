@@ -10,26 +10,32 @@ import SearchlightTestSupport
 /// query. CI runs a reduced form (a sample of documents and queries); the full corpora run in
 /// `searchlight-bench --scenario 7`, or here with `SEARCHLIGHT_RECALL_DOCUMENTS=0` (all).
 ///
+/// Where the shared corpora are, when the clone has them beside it.
+enum SharedCorpora {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/corpus")
+
+    static var present: Bool {
+        ["manpages-zh.jsonl.gz", "manpages-ja.jsonl.gz"].allSatisfy {
+            FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
+        }
+    }
+
+    /// `.ci/run` sets it whenever `../shared` is there.
+    static var required: Bool { ProcessInfo.processInfo.environment["SEARCHLIGHT_REQUIRE_CORPORA"] == "1" }
+}
+
 /// The corpora are not part of the package: they sit beside the clone, in `../shared/corpus`. A
 /// clone with nothing beside it skips this suite and says why; `SEARCHLIGHT_REQUIRE_CORPORA=1`
 /// (which `.ci/run` sets whenever `../shared` is there) runs it anyway, so a missing corpus fails.
 ///
 /// Environment: `SEARCHLIGHT_SEED` (queries drawn), `SEARCHLIGHT_RECALL_DOCUMENTS` (documents
 /// per corpus, 0 for all; default 240), `SEARCHLIGHT_RECALL_QUERIES` (per kind; default 40).
-@Suite(.enabled(if: CJKRecallTests.corporaPresent || CJKRecallTests.corporaRequired,
+@Suite(.enabled(if: SharedCorpora.present || SharedCorpora.required,
                 "the Chinese and Japanese man pages are not beside this clone (../shared/corpus)"))
 struct CJKRecallTests {
-    static let corpora = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/corpus")
-
-    static var corporaPresent: Bool {
-        ["manpages-zh.jsonl.gz", "manpages-ja.jsonl.gz"].allSatisfy {
-            FileManager.default.fileExists(atPath: corpora.appendingPathComponent($0).path)
-        }
-    }
-
-    static var corporaRequired: Bool { ProcessInfo.processInfo.environment["SEARCHLIGHT_REQUIRE_CORPORA"] == "1" }
+    static var corpora: URL { SharedCorpora.directory }
 
     static func sample(_ name: String) throws -> [RecallEvaluation.Document] {
         let documents = try RecallEvaluation.load(corpora.appendingPathComponent(name).path)
