@@ -27,7 +27,7 @@ struct ReindexCommand: ParsableCommand {
             print("Rebuilt the index: \(summary.upserted) documents; then applied \(summary.changes) later changes; token \(summary.token).")
             return
         }
-        let summary = try indexer.reindex(idTexts: ids, entity: entity)
+        let summary = try indexer.reindex(ids: ids.flatMap(ObjectID.candidates(typed:)), entity: entity)
         print("Reindexed \(ids.count) ids: \(summary.upserted) documents upserted, \(summary.removed) removed.")
     }
 }

@@ -55,8 +55,8 @@ struct StatusCommand: ParsableCommand {
         let status = Status(
             headToken: history.headToken, purgedThroughToken: history.purgedThrough,
             consumers: history.consumers.map {
-                .init(author: $0.author, required: $0.isRequired, token: $0.token,
-                      timestamp: $0.timestamp.map(Output.iso8601), lag: $0.lag, expired: $0.expired)
+                .init(author: $0.consumer.author, required: $0.consumer.isRequired, token: $0.consumer.checkpoint?.token,
+                      timestamp: $0.consumer.checkpoint?.transactionTimestamp.map(Output.iso8601), lag: $0.lag, expired: $0.isExpired)
             },
             documents: documents.values.reduce(0, +), documentsByEntity: documents,
             historyTransactions: history.transactions, historyChanges: history.changes,

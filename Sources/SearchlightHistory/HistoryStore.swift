@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import Synchronization
 
@@ -135,19 +136,6 @@ public final class HistoryStore: Sendable {
     /// one pragma.
     private let checked = Mutex<(schemaVersion: Int64, status: CaptureStatus)?>(nil)
 
-    /// Checks capture against the schema if the schema changed since it was last checked, heals
-    /// it (see ``CaptureStatus``), and returns the status. Runs in the caller's **write**
-    /// transaction. Every consumer batch calls it first, so a migration of the host app is noticed
-    /// by the next batch after it, and its gap is recorded before the batch reads history; a
-    /// consumer that reads the tracked tables itself (the indexer) calls it before it does.
-    ///
-    /// Costs one `PRAGMA schema_version` when the schema did not change since this store last
-    /// checked.
-    @discardableResult
-    public func checkCapture(in db: Database) throws(SearchlightError) -> CaptureStatus {
-        try SearchlightError.catching("cannot check capture") { try checkCapture(db) }
-    }
-
     /// The status only changes when a heal runs, and a heal only runs when the schema changed:
     /// it is read again only then.
     @discardableResult
@@ -178,13 +166,35 @@ public final class HistoryStore: Sendable {
         }
     }
 
-    /// Whether each entity's changes are recorded now, and what renames were followed. Checks
-    /// (and heals) capture first if the schema changed since it was last checked.
+    /// Whether each entity's changes are recorded now, and what renames were followed.
+    ///
+    /// If the schema changed since capture was last checked (the host app migrated), capture is
+    /// checked against it and healed first (see ``CaptureStatus``), in a write transaction; an
+    /// unchanged schema costs one read and never takes the write lock.
     public func captureStatus() throws(SearchlightError) -> CaptureStatus {
         try SearchlightError.catching("cannot check capture") {
             try healIfSchemaChanged() ?? dbPool.read { db in
                 try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
             }
+        }
+    }
+
+    /// ``captureStatus()`` in the caller's transaction.
+    ///
+    /// In a write transaction, capture is checked and healed first if the schema changed since
+    /// this store last checked (one `PRAGMA schema_version` otherwise). Every consumer batch does
+    /// so before it reads history, so a migration of the host app is noticed by the next batch
+    /// after it, and its gap is recorded first; a consumer that reads the tracked tables itself
+    /// (the indexer) does so before it reads them. In a read transaction it returns the status as
+    /// the last check found it.
+    @discardableResult
+    public func captureStatus(in db: Database) throws(SearchlightError) -> CaptureStatus {
+        try SearchlightError.catching("cannot check capture") {
+            // A pool's readers are read-only connections: no heal there.
+            if sqlite3_db_readonly(db.sqliteConnection, "main") == 1 {
+                return try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
+            }
+            return try checkCapture(db)
         }
     }
 
@@ -194,14 +204,6 @@ public final class HistoryStore: Sendable {
     private func healIfSchemaChanged() throws -> CaptureStatus? {
         guard try dbPool.read(CaptureInstaller.schemaChanged) else { return nil }
         return try dbPool.write { try checkCapture($0) }
-    }
-
-    /// The capture status as the last check found it, in the caller's transaction (read or
-    /// write; it heals nothing: see ``checkCapture(in:)``).
-    public func captureStatus(in db: Database) throws(SearchlightError) -> CaptureStatus {
-        try SearchlightError.catching("cannot read the capture status") {
-            try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
-        }
     }
 
     /// The GRDB configuration Searchlight uses: WAL (a `DatabasePool`), a busy timeout so that
@@ -339,10 +341,10 @@ public final class HistoryStore: Sendable {
     }
 
     /// Deletes all history up to and including `token`, regardless of consumers (the raw
-    /// operation; ``HistoryCleaner`` decides what is safe to delete). Readers that later ask
-    /// for history after an older token get `historyExpired`.
+    /// operation, for tests; ``HistoryCleaner`` decides what is safe to delete). Readers that
+    /// later ask for history after an older token get `historyExpired`.
     @discardableResult
-    public func deleteHistory(through token: HistoryToken) throws(SearchlightError) -> HistoryCount {
+    package func deleteHistory(through token: HistoryToken) throws(SearchlightError) -> HistoryCount {
         try SearchlightError.catching("cannot delete history") {
             try HistoryPurge(dbPool: dbPool).delete(through: token, authors: nil)
         }

@@ -88,7 +88,7 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
     /// Wraps any error into a `SearchlightError` that says what was being done: SQLite's
     /// result codes map to ``Code-swift.struct/notADatabase``, ``Code-swift.struct/readOnly``
     /// or ``Code-swift.struct/databaseError``; a `SearchlightError` is returned as it is.
-    public init(wrapping error: any Error, doing: String) {
+    package init(wrapping error: any Error, doing: String) {
         switch error {
         case let error as SearchlightError:
             self = error
@@ -112,7 +112,7 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
     /// document builder): SQLite's errors, cancellation and `SearchlightError`s are wrapped as by
     /// ``init(wrapping:doing:)``; any other error is the closure's own, under
     /// ``Code-swift.struct/bodyFailed``, with it as the ``underlyingError``.
-    public init(wrappingClosureError error: any Error, doing: String) {
+    package init(wrappingClosureError error: any Error, doing: String) {
         switch error {
         case is SearchlightError, is DatabaseError, is CancellationError:
             self.init(wrapping: error, doing: doing)

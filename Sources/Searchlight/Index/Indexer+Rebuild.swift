@@ -26,9 +26,29 @@ extension Indexer {
         return summary
     }
 
-    /// Makes the index match the current rows of these objects, whatever history says.
+    /// Makes the index match the current rows of these objects, whatever history says: each
+    /// object whose row exists is indexed again, and the document of one whose row does not is
+    /// removed. `entity` nil: the ids are looked up in every entity (an id that names no row of
+    /// an entity is harmless there).
+    ///
+    /// ```swift
+    /// try indexer.reindex(ids: [.integer(42)], entity: "Note")
+    /// try indexer.reindex(ids: ObjectID.candidates(typed: "42"))   // INTEGER or TEXT keys, every entity
+    /// ```
     @discardableResult
-    public func reindex(ids: [ObjectID], entity name: String) throws(SearchlightError) -> Summary {
+    public func reindex(ids: [ObjectID], entity: String? = nil) throws(SearchlightError) -> Summary {
+        let names = entity.map { [$0] } ?? store.model.entities.map(\.name)
+        var total = Summary()
+        for name in names {
+            let summary = try reindex(ids: ids, inEntity: name)
+            total.upserted += summary.upserted
+            total.removed += summary.removed
+            total.token = summary.token
+        }
+        return total
+    }
+
+    private func reindex(ids: [ObjectID], inEntity name: String) throws(SearchlightError) -> Summary {
         try SearchlightError.catching("cannot reindex \(name) objects") {
             try store.dbPool.write { db in
                 let model = try store.installedModel(in: db)
@@ -46,24 +66,6 @@ extension Indexer {
                 return Summary(changes: 0, upserted: counts.upserted, removed: counts.removed, token: try store.currentToken(in: db))
             }
         }
-    }
-
-    /// Reindexes objects given as text (a command line's `--id`), in `entity` or, if nil, in
-    /// every entity. A text that reads as an integer may name an INTEGER or a TEXT key:
-    /// both are reindexed, which is harmless (reindexing makes the index match the row, or
-    /// removes a document whose row does not exist).
-    @discardableResult
-    public func reindex(idTexts: [String], entity: String?) throws(SearchlightError) -> Summary {
-        let objectIDs = idTexts.flatMap { id in Int64(id).map { [ObjectID.integer($0), .text(id)] } ?? [.text(id)] }
-        let names = entity.map { [$0] } ?? store.model.entities.map(\.name)
-        var total = Summary()
-        for name in names {
-            let summary = try reindex(ids: objectIDs, entity: name)
-            total.upserted += summary.upserted
-            total.removed += summary.removed
-            total.token = summary.token
-        }
-        return total
     }
 
     /// The consumer that holds history back while a rebuild runs: cleanup must not delete
@@ -231,7 +233,7 @@ extension Indexer {
     private func begin(reason: RebuildReason?, _ db: Database) throws -> Start {
         let (layout, json) = try currentLayout(db)
         let live = try IndexState.live(db)
-        if reason == nil, let live, live.layout == json, try store.checkpointToken(for: configuration.author, in: db) != nil,
+        if reason == nil, let live, live.layout == json, try store.checkpoint(for: configuration.author, in: db)?.token != nil,
            try IndexState.get(db, .rebuildOwner, as: String.self) == nil {
             return .notNeeded
         }
@@ -242,7 +244,7 @@ extension Indexer {
         if let generation = try IndexState.get(db, .rebuildGeneration, as: Int.self),
            try IndexState.get(db, .rebuildLayout, as: String.self) == json,
            let start = try IndexState.get(db, .rebuildStartToken, as: HistoryToken.self),
-           try store.checkpointToken(for: rebuildConsumer, in: db) == start,
+           try store.checkpoint(for: rebuildConsumer, in: db)?.token == start,
            try db.tableExists(IndexSchema(generation: generation).documentTable) {
             try IndexState.set(db, .rebuildOwner, leaseOwner)
             try IndexState.set(db, .rebuildExpiresAt, leaseExpiry())

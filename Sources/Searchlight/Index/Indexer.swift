@@ -169,11 +169,12 @@ public final class Indexer: Sendable {
     /// the capture status or `PRAGMA schema_version` changed, so each batch pays a pragma for the
     /// capture check, a point query for the model revision and a pragma for the schema.
     ///
-    /// `healing`: check capture first (``HistoryStore/checkCapture(in:)``, which needs a write
+    /// `healing`: check capture first (``HistoryStore/captureStatus(in:)`` in a write
     /// transaction), so that a table the host app just renamed, dropped or remade is seen as it
     /// is before this batch reads it.
-    func currentLayout(_ db: Database, healing: Bool = true) throws -> (layout: IndexLayout, json: String) {
-        let capture = healing ? try store.checkCapture(in: db) : try store.captureStatus(in: db)
+    func currentLayout(_ db: Database) throws -> (layout: IndexLayout, json: String) {
+        // In a read transaction (healing false) this reads the status as last checked.
+        let capture = try store.captureStatus(in: db)
         let model = try store.installedModel(in: db)
         let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
         if let cached = layoutCache.withLock({ $0 }), cached.schemaVersion == schemaVersion, cached.model == model, cached.capture == capture {

@@ -48,11 +48,11 @@ extension Indexer {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         let schema = live.schema
-        let (layout, json) = try currentLayout(db, healing: false)
+        let (layout, json) = try currentLayout(db)
         guard live.layout == json else {
             throw SearchlightError(.indexNotBuilt, "the index was built for another model: index first, which rebuilds it")
         }
-        let token = try store.checkpointToken(for: configuration.author, in: db) ?? .zero
+        let token = try store.checkpoint(for: configuration.author, in: db)?.token ?? .zero
         // Objects with history after the checkpoint may legitimately differ.
         var pending: [String: Set<ObjectID>] = [:]
         var pendingCount = 0

@@ -9,6 +9,12 @@ public struct HistoryCheckpoint: Hashable, Sendable {
     public var transactionTimestamp: Date?
     /// When the checkpoint was saved.
     public var savedAt: Date
+
+    public init(token: HistoryToken, transactionTimestamp: Date?, savedAt: Date) {
+        self.token = token
+        self.transactionTimestamp = transactionTimestamp
+        self.savedAt = savedAt
+    }
 }
 
 /// An author that reads history, and its checkpoint.
@@ -19,6 +25,13 @@ public struct HistoryConsumer: Hashable, Sendable {
     public var registeredAt: Date
     /// `nil` until the consumer saves its first checkpoint.
     public var checkpoint: HistoryCheckpoint?
+
+    public init(author: String, isRequired: Bool, registeredAt: Date, checkpoint: HistoryCheckpoint?) {
+        self.author = author
+        self.isRequired = isRequired
+        self.registeredAt = registeredAt
+        self.checkpoint = checkpoint
+    }
 }
 
 /// Consumer registration and checkpoints, on a `Database` of the caller's choice.
@@ -28,22 +41,30 @@ package enum ConsumerLog {
             SELECT "author", "required", "registered_at", "token", "transaction_timestamp", "checkpointed_at"
             FROM "searchlight_consumer" ORDER BY "author"
             """).map { row in
-            var checkpoint: HistoryCheckpoint?
-            if let token: HistoryToken = row["token"] {
-                checkpoint = HistoryCheckpoint(
-                    token: token,
-                    transactionTimestamp: (row["transaction_timestamp"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                    savedAt: Date(timeIntervalSince1970: row["checkpointed_at"] ?? 0))
-            }
-            return HistoryConsumer(
+            HistoryConsumer(
                 author: row["author"], isRequired: row["required"],
-                registeredAt: Date(timeIntervalSince1970: row["registered_at"]), checkpoint: checkpoint)
+                registeredAt: Date(timeIntervalSince1970: row["registered_at"]), checkpoint: checkpoint(row))
         }
     }
 
-    /// The checkpoint token of `author`, if it saved one.
-    static func checkpoint(for author: String, _ db: Database) throws -> HistoryToken? {
+    /// The checkpoint of `author`, if it saved one.
+    static func checkpoint(for author: String, _ db: Database) throws -> HistoryCheckpoint? {
+        try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT "token", "transaction_timestamp", "checkpointed_at" FROM "searchlight_consumer" WHERE "author" = ?
+            """), arguments: [author]).flatMap(checkpoint)
+    }
+
+    /// The checkpoint token of `author`, if it saved one (a consumer batch's one point query).
+    static func token(for author: String, _ db: Database) throws -> HistoryToken? {
         try HistoryToken.fetchOne(db.cachedStatement(sql: #"SELECT "token" FROM "searchlight_consumer" WHERE "author" = ?"#), arguments: [author])
+    }
+
+    private static func checkpoint(_ row: Row) -> HistoryCheckpoint? {
+        guard let token: HistoryToken = row["token"] else { return nil }
+        return HistoryCheckpoint(
+            token: token,
+            transactionTimestamp: (row["transaction_timestamp"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            savedAt: Date(timeIntervalSince1970: row["checkpointed_at"] ?? 0))
     }
 
     /// Registers `author` as a required consumer unless it is known already.
@@ -121,12 +142,13 @@ extension HistoryStore {
 
     /// The checkpoint of `author`, or `nil` if it never saved one.
     public func checkpoint(for author: String) throws(SearchlightError) -> HistoryCheckpoint? {
-        try consumers().first { $0.author == author }?.checkpoint
+        try SearchlightError.catching("cannot read the checkpoint of \"\(author)\"") {
+            try dbPool.read { try ConsumerLog.checkpoint(for: author, $0) }
+        }
     }
 
-    /// The checkpoint token of `author` in the caller's transaction, or `nil` if it never
-    /// saved one.
-    public func checkpointToken(for author: String, in db: Database) throws(SearchlightError) -> HistoryToken? {
+    /// ``checkpoint(for:)`` in the caller's transaction.
+    public func checkpoint(for author: String, in db: Database) throws(SearchlightError) -> HistoryCheckpoint? {
         try SearchlightError.catching("cannot read the checkpoint of \"\(author)\"") { try ConsumerLog.checkpoint(for: author, db) }
     }
 

@@ -3,19 +3,21 @@ import GRDB
 
 /// Where history stands: its head, its size, and how far each consumer has processed it.
 public struct HistoryStatus: Hashable, Sendable {
-    /// A consumer's progress.
-    public struct Consumer: Hashable, Sendable {
-        public var author: String
-        public var isRequired: Bool
-        /// Its checkpoint token (`nil`: never checkpointed).
-        public var token: HistoryToken?
-        /// The timestamp of the checkpointed transaction.
-        public var timestamp: Date?
-        /// Transactions committed after its checkpoint.
+    /// A consumer, and how far behind the head it is.
+    public struct ConsumerProgress: Hashable, Sendable {
+        /// The consumer and its checkpoint (see ``HistoryStore/consumers()``).
+        public var consumer: HistoryConsumer
+        /// Transactions committed after its checkpoint (all of them, without one).
         public var lag: Int
         /// Whether cleanup deleted history it had not processed (its next fetch throws
         /// `historyExpired`).
-        public var expired: Bool
+        public var isExpired: Bool
+
+        public init(consumer: HistoryConsumer, lag: Int, isExpired: Bool) {
+            self.consumer = consumer
+            self.lag = lag
+            self.isExpired = isExpired
+        }
     }
 
     public var headToken: HistoryToken
@@ -23,7 +25,15 @@ public struct HistoryStatus: Hashable, Sendable {
     public var purgedThrough: HistoryToken
     public var transactions: Int
     public var changes: Int
-    public var consumers: [Consumer]
+    public var consumers: [ConsumerProgress]
+
+    public init(headToken: HistoryToken, purgedThrough: HistoryToken, transactions: Int, changes: Int, consumers: [ConsumerProgress]) {
+        self.headToken = headToken
+        self.purgedThrough = purgedThrough
+        self.transactions = transactions
+        self.changes = changes
+        self.consumers = consumers
+    }
 }
 
 extension HistoryStore {
@@ -40,10 +50,8 @@ extension HistoryStore {
                     let token = consumer.checkpoint?.token
                     let lag = try Int.fetchOne(db, sql: #"SELECT count(*) FROM "searchlight_log" WHERE "type" = ? AND "id" > ?"#,
                                                arguments: [LogRowType.transactionHeader, token ?? .zero]) ?? 0
-                    return HistoryStatus.Consumer(
-                        author: consumer.author, isRequired: consumer.isRequired, token: token,
-                        timestamp: consumer.checkpoint?.transactionTimestamp, lag: lag,
-                        expired: purged > .zero && (token ?? .zero) < purged)
+                    return HistoryStatus.ConsumerProgress(
+                        consumer: consumer, lag: lag, isExpired: purged > .zero && (token ?? .zero) < purged)
                 }
                 return HistoryStatus(headToken: head, purgedThrough: purged, transactions: row[0], changes: row[1], consumers: consumers)
             }

@@ -53,7 +53,7 @@ extension HistoryStore {
         try checkCapture(db)
         if batchSize <= 0 { throw SearchlightError(.invalidArgument, "invalid batch size \(batchSize): it must be positive") }
         try HistoryLog.validate(filter, db)
-        guard let checkpoint = try ConsumerLog.checkpoint(for: consumer, db) else {
+        guard let checkpoint = try ConsumerLog.token(for: consumer, db) else {
             // Registered now, so that cleanup keeps what it will read after its resync.
             try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
             return .needsResync(HistoryResync(consumer: consumer, reason: .noCheckpoint))

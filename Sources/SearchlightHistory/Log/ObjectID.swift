@@ -30,6 +30,13 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
         }
     }
 
+    /// The ids someone may mean by typing `text` (a command line's `--id`): a text that reads as
+    /// an integer names an INTEGER key or a TEXT one (`"42"` gives `.integer(42)` and
+    /// `.text("42")`); any other text names a TEXT key.
+    public static func candidates(typed text: String) -> [ObjectID] {
+        Int64(text).map { [.integer($0), .text(text)] } ?? [.text(text)]
+    }
+
     /// `nil` for NULL: a row whose key is NULL has no identity.
     public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> ObjectID? {
         switch dbValue.storage {

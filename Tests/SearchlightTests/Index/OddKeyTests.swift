@@ -31,6 +31,6 @@ import SearchlightTestSupport
         #expect(try index.search("fresh", limit: nil).hits.map(\.objectID) == [.integer(1)])
         #expect(try index.search("nameless", limit: nil).total == 0, "a row with no key cannot be indexed")
         #expect(try indexer.verify().isConsistent)
-        #expect(try store.status().consumers.first { $0.author == "searchlight.indexer" }?.lag == 0)
+        #expect(try store.status().consumers.first { $0.consumer.author == "searchlight.indexer" }?.lag == 0)
     }
 }
