@@ -36,7 +36,7 @@ extension HistoryStore {
     public func consumeNextBatch(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500,
                                  _ body: (HistoryBatch, Database) throws -> Void) throws(SearchlightError) -> HistoryConsumption {
         do {
-            return try dbPool.write { db in try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, in: db, body) }
+            return try dbPool.write { db in try nextBatch(as: consumer, filter: filter, batchSize: batchSize, db, body) }
         } catch {
             throw SearchlightError(wrappingClosureError: error, doing: "consumer \"\(consumer)\" failed")
         }
@@ -44,8 +44,22 @@ extension HistoryStore {
 
     /// ``consumeNextBatch(as:filter:batchSize:_:)`` inside the caller's write transaction, for a
     /// consumer that checks state of its own first (the indexer checks its index's schema).
+    ///
+    /// - Throws: ``SearchlightError``; when `body` throws, ``SearchlightError/Code-swift.struct/bodyFailed``
+    ///   with your error as its cause. The caller's transaction should then roll back (GRDB's
+    ///   `write` does when the error leaves its closure).
     public func consumeNextBatch(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500, in db: Database,
-                                 _ body: (HistoryBatch, Database) throws -> Void) throws -> HistoryConsumption {
+                                 _ body: (HistoryBatch, Database) throws -> Void) throws(SearchlightError) -> HistoryConsumption {
+        do {
+            return try nextBatch(as: consumer, filter: filter, batchSize: batchSize, db, body)
+        } catch {
+            throw SearchlightError(wrappingClosureError: error, doing: "consumer \"\(consumer)\" failed")
+        }
+    }
+
+    /// The transaction of ``consumeNextBatch(as:filter:batchSize:in:_:)``.
+    private func nextBatch(as consumer: String, filter: HistoryFilter, batchSize: Int, _ db: Database,
+                           _ body: (HistoryBatch, Database) throws -> Void) throws -> HistoryConsumption {
         try ConsumerLog.validate(author: consumer)
         try checkFileIdentity()
         // A migration of the host app since the last batch: heal capture, and record the gap
@@ -117,7 +131,7 @@ extension HistoryStore {
                 // GRDB's async write: no thread of the cooperative pool waits for the lock. A resync
                 // runs in the same transaction as the check that asked for it.
                 outcome = try await dbPool.write { [self] db in
-                    let outcome = try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, in: db, body)
+                    let outcome = try nextBatch(as: consumer, filter: filter, batchSize: batchSize, db, body)
                     if case .needsResync = outcome { _ = try self.resynchronize(as: consumer, in: db, resynchronize) }
                     return outcome
                 }

@@ -65,6 +65,35 @@ import SearchlightTestSupport
         #expect(try Self.outboxRows(store) == ["insert Note 1"])
     }
 
+    /// The form that runs in the caller's transaction throws typed errors too: the body's error
+    /// comes back as `bodyFailed` with the error as its cause, and the transaction rolls back.
+    @Test func aFailingBodyInTheCallersTransactionIsBodyFailedAndRollsBack() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.dbPool.write { try $0.execute(sql: Self.outbox) }
+        try store.resynchronize(as: "exporter") { _, _ in }
+        let start = try #require(try store.checkpoint(for: "exporter")?.token)
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'x');")
+        struct Refused: Error {}
+        var caught: SearchlightError?
+        do {
+            try store.dbPool.write { db in
+                do throws(SearchlightError) {
+                    try store.consumeNextBatch(as: "exporter", in: db) { batch, db in
+                        try Self.export(batch, db)
+                        throw Refused()
+                    }
+                } catch {
+                    caught = error // typed: no cast needed
+                    throw error
+                }
+            }
+        } catch {}
+        #expect(caught?.code == .bodyFailed && caught?.underlyingError is Refused)
+        #expect(try store.checkpoint(for: "exporter")?.token == start)
+        #expect(try Self.outboxRows(store).isEmpty)
+    }
+
     @Test func filteredOutTransactionsStillAdvanceTheCheckpoint() throws {
         let db = try TestDatabase()
         let store = try db.openStore()
