@@ -88,6 +88,11 @@ let package = Package(
             dependencies: ["Searchlight", "SearchlightHistory", "SearchlightDemoData", "SearchlightTestSupport"],
             exclude: ["Fixtures"] // read by path: databases made by earlier releases
         ),
+        // The public API as an embedder sees it: no @testable import here.
+        .testTarget(
+            name: "SearchlightAPITests",
+            dependencies: ["Searchlight", "SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
