@@ -51,14 +51,17 @@ let package = Package(
             dependencies: [
                 "Searchlight",
                 "SearchlightHistory",
-                "SearchlightTestSupport", // the CJK recall evaluation (scenario 7)
+                "SearchlightEvaluation", // the CJK recall evaluation (scenario 7)
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Shared by the benchmark and the tests: CJK recall against substring ground truth, and
+        // a seeded generator. Not a product.
+        .target(name: "SearchlightEvaluation"),
         .target(
             name: "SearchlightTestSupport",
-            dependencies: ["Searchlight", "SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Searchlight", "SearchlightHistory", "SearchlightEvaluation", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/SearchlightTestSupport"
         ),
         .testTarget(
@@ -85,8 +88,13 @@ let package = Package(
         ),
         .testTarget(
             name: "SearchlightTests",
-            dependencies: ["Searchlight", "SearchlightHistory", "SearchlightDemoData", "SearchlightTestSupport"],
+            dependencies: ["Searchlight", "SearchlightHistory", "SearchlightDemoData", "SearchlightEvaluation", "SearchlightTestSupport"],
             exclude: ["Fixtures"] // read by path: databases made by earlier releases
+        ),
+        // The public API as an embedder sees it: no @testable import here.
+        .testTarget(
+            name: "SearchlightAPITests",
+            dependencies: ["Searchlight", "SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -76,7 +76,6 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private static func format(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return String(format: "%.2f s", Double(seconds) + Double(attoseconds) / 1e18)
+        String(format: "%.2f s", duration.seconds)
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import Searchlight
+import SearchlightEvaluation
 import SearchlightHistory
-import SearchlightTestSupport
 
 /// Scenario 7: search on Chinese and Japanese text. Recall and precision against substring
 /// ground truth (``RecallEvaluation``, the same code as `CJKRecallTests`), for Searchlight's

@@ -37,7 +37,7 @@ enum Cleanup {
                 try? store.write(author: "writer") { db in
                     try db.execute(sql: "UPDATE items SET value = value + 1 WHERE id = ?", arguments: [1 + i % 1000])
                 }
-                let waited = seconds(clock.now - start) * 1000
+                let waited = (clock.now - start).seconds * 1000
                 worst.withLock { $0 = max($0, waited) }
                 writes.withLock { $0 += 1 }
                 i += 1

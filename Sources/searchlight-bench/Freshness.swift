@@ -38,8 +38,8 @@ enum Freshness {
                 if clock.now - committed > .seconds(5) { throw Corpus.Failure(description: "write \(i) not searchable after 5 s") }
                 usleep(200)
             }
-            latencies.append(seconds(clock.now - committed) * 1000)
-            let elapsed = seconds(clock.now - started)
+            latencies.append((clock.now - committed).seconds * 1000)
+            let elapsed = (clock.now - started).seconds
             if elapsed < interval { usleep(UInt32((interval - elapsed) * 1_000_000)) }
         }
         let p = percentiles(latencies)
@@ -51,10 +51,6 @@ enum Freshness {
             Figure("4 freshness", "commit to searchable, p99", unit: "ms", ours: p.p99, target: "<= 50 ms", met: p.p99 <= 50),
         ]
     }
-}
-
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 func percentiles(_ values: [Double]) -> (p50: Double, p95: Double, p99: Double) {

@@ -1,4 +1,5 @@
 import Foundation
+import SearchlightHistory
 
 /// One measured figure, its baseline, and how they compare.
 struct Figure: Codable, Sendable {
@@ -63,7 +64,7 @@ func measure(_ body: () throws -> Void) rethrows -> Double {
     let start = clock.now
     try body()
     let elapsed = clock.now - start
-    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return elapsed.seconds
 }
 
 /// A fresh directory for one scenario's databases.

@@ -72,7 +72,7 @@ enum SearchLatency {
         func milliseconds(_ body: () throws -> Void) rethrows -> Double {
             let start = clock.now
             try body()
-            return seconds(clock.now - start) * 1000
+            return (clock.now - start).seconds * 1000
         }
         /// Times each query once, ours then raw, after one warm-up round of both.
         func measure(_ queries: [SearchQuery], limit: Int?) throws -> (ours: [Double], raw: [Double]) {

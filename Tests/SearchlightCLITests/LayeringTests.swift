@@ -5,8 +5,9 @@ import Testing
 /// the layer below: SwiftPM's `package` access lets any target of the package see History's
 /// internals, so this reads the sources to keep it so.
 @Suite struct LayeringTests {
-    /// The only `package` type other layers may use: identifier and literal quoting. (They also
-    /// use `SearchlightError`'s `package` initializers that map GRDB's errors to its codes.)
+    /// The only `package` type other layers may use: identifier and literal quoting. The
+    /// `package` members they use: `SearchlightError`'s initializers that map GRDB's errors to
+    /// its codes, and `Duration.seconds`, so that each is written once.
     static let allowed: Set<String> = ["SQLQuoting"]
 
     static func swiftFiles(under folder: URL) -> [URL] {

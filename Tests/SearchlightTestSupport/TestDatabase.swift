@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import GRDB
 import SearchlightHistory
+import SearchlightEvaluation
 
 /// A fresh database in its own temporary directory, removed when the value is released.
 public final class TestDatabase: Sendable {
@@ -122,15 +123,6 @@ public func withTimeout<T: Sendable>(_ seconds: Double, _ body: @escaping @Senda
     }
 }
 
-/// A seeded generator (SplitMix64), so that a failing random run can be replayed.
-public struct SplitMix: RandomNumberGenerator, Sendable {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A seeded generator (SplitMix64), so that a failing random run can be replayed. It lives in
+/// `SearchlightEvaluation`, whose recall queries the benchmark draws with it too.
+public typealias SplitMix = SearchlightEvaluation.SplitMix

@@ -46,7 +46,7 @@ final class IndexFollower: Sendable {
     func waitForWork(timeout: Duration? = nil) -> Bool {
         if shouldStop { return false }
         if let timeout {
-            _ = wake.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
+            _ = wake.wait(timeout: .now() + timeout.seconds)
         } else {
             wake.wait()
         }

@@ -297,8 +297,7 @@ extension Indexer {
     }
 
     private func leaseExpiry() -> Double {
-        Date().timeIntervalSince1970 + Double(configuration.rebuildLease.components.seconds)
-            + Double(configuration.rebuildLease.components.attoseconds) / 1e18
+        Date().timeIntervalSince1970 + configuration.rebuildLease.seconds
     }
 
     /// Lets another process resume this rebuild at once (its progress stays).

@@ -93,6 +93,20 @@ public final class Indexer: Sendable {
         public var removed: Int
         /// Whether this update swapped in a rebuilt index.
         public var rebuilt: Bool
+
+        /// Creates an update, for instance to test code that reacts to ``Indexer/updates()``
+        /// without an index:
+        ///
+        /// ```swift
+        /// let update = Indexer.Update(token: HistoryToken(rawValue: 42), changes: 3, upserted: 2, removed: 1)
+        /// ```
+        public init(token: HistoryToken, changes: Int = 0, upserted: Int = 0, removed: Int = 0, rebuilt: Bool = false) {
+            self.token = token
+            self.changes = changes
+            self.upserted = upserted
+            self.removed = removed
+            self.rebuilt = rebuilt
+        }
     }
 
     /// What ``indexPendingChanges()`` did in all.

@@ -17,6 +17,17 @@ public struct VerificationReport: Hashable, Sendable, Codable {
         public var extra: [ObjectID]
 
         public var differences: Int { missing.count + stale.count + extra.count }
+
+        /// Creates an entity's report, for instance to build a ``VerificationReport`` in a test.
+        public init(entity: String, sourceDocuments: Int, indexedDocuments: Int,
+                    missing: [ObjectID] = [], stale: [ObjectID] = [], extra: [ObjectID] = []) {
+            self.entity = entity
+            self.sourceDocuments = sourceDocuments
+            self.indexedDocuments = indexedDocuments
+            self.missing = missing
+            self.stale = stale
+            self.extra = extra
+        }
     }
 
     public var entities: [EntityReport]
@@ -35,6 +46,23 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     public var differences: Int { entities.reduce(0) { $0 + $1.differences } }
     /// True when the index equals the source (an entity set aside is a difference).
     public var isConsistent: Bool { differences == 0 && integrityErrors.isEmpty && notIndexed.isEmpty }
+
+    /// Creates a report, for instance to test code that acts on ``Indexer/verify()`` without
+    /// an index:
+    ///
+    /// ```swift
+    /// let report = VerificationReport(
+    ///     entities: [.init(entity: "Note", sourceDocuments: 2, indexedDocuments: 1, missing: [.integer(2)])],
+    ///     token: HistoryToken(rawValue: 42))
+    /// ```
+    public init(entities: [EntityReport], integrityErrors: [String] = [], pending: Int = 0, token: HistoryToken,
+                notIndexed: [String] = []) {
+        self.entities = entities
+        self.integrityErrors = integrityErrors
+        self.pending = pending
+        self.token = token
+        self.notIndexed = notIndexed
+    }
 }
 
 /// What ``Indexer/catchUpAndVerify(repairing:)`` found and did.

@@ -65,9 +65,15 @@ package struct CaptureInstaller {
                          interrupted: columnsInterrupted, at: date, db)
     }
 
-    /// The status the last install or heal stored.
+    /// The status the last install or heal stored. A status that cannot be read is an error:
+    /// read as no status, it would claim that every entity is captured.
     package static func storedStatus(_ db: Database) throws -> CaptureStatus? {
-        try Meta.getJSON(db, .captureStatus)
+        guard let json = try Meta.get(db, .captureStatus, as: String.self) else { return nil }
+        do {
+            return try JSONDecoder().decode(CaptureStatus.self, from: Data(json.utf8))
+        } catch {
+            throw SearchlightError(.schemaMismatch, "the stored capture status cannot be read (a newer release of Searchlight may have written it: upgrade Searchlight)", underlyingError: error)
+        }
     }
 
     /// Whether the schema changed since the last install or heal (one pragma, one point query).

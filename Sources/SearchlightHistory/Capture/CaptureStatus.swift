@@ -29,6 +29,10 @@ public struct CaptureStatus: Hashable, Sendable, Codable {
         /// Its table no longer fits the model (a column the model needs was dropped); the
         /// message says which, and what to do.
         case modelMismatch(String)
+        /// A state this release does not know (its `kind`), recorded by a newer release of
+        /// Searchlight. Whether changes are recorded is unknown, so it counts as not capturing
+        /// (``CaptureStatus/notCapturing``): upgrade Searchlight to read it.
+        case unknown(String)
 
         private enum CodingKeys: String, CodingKey { case kind, table, message }
 
@@ -39,15 +43,18 @@ public struct CaptureStatus: Hashable, Sendable, Codable {
             case .capturing: try container.encode("capturing", forKey: .kind)
             case .tableMissing(let table): try container.encode("tableMissing", forKey: .kind); try container.encode(table, forKey: .table)
             case .modelMismatch(let message): try container.encode("modelMismatch", forKey: .kind); try container.encode(message, forKey: .message)
+            case .unknown(let kind): try container.encode(kind, forKey: .kind)
             }
         }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             switch try container.decode(String.self, forKey: .kind) {
+            case "capturing": self = .capturing
             case "tableMissing": self = .tableMissing(try container.decode(String.self, forKey: .table))
             case "modelMismatch": self = .modelMismatch(try container.decode(String.self, forKey: .message))
-            default: self = .capturing
+            // Written by a newer release: never read as "capturing".
+            case let kind: self = .unknown(kind)
             }
         }
 
@@ -56,6 +63,7 @@ public struct CaptureStatus: Hashable, Sendable, Codable {
             case .capturing: "capturing"
             case .tableMissing(let table): "table \"\(table)\" is missing: its documents left the index; it is picked up again if the table is created again"
             case .modelMismatch(let message): message
+            case .unknown(let kind): "capture state \"\(kind)\" is unknown to this release of Searchlight (a newer release recorded it): whether changes are recorded is unknown; upgrade Searchlight"
             }
         }
     }

@@ -12,6 +12,19 @@ public struct HistoryBatch: Hashable, Sendable {
 
     /// The changes of every transaction, in order.
     public var changes: [HistoryChange] { transactions.flatMap(\.changes) }
+
+    /// Creates a batch, for instance to test a consumer's processing without a database:
+    ///
+    /// ```swift
+    /// let batch = HistoryBatch(consumer: "mirror", previousToken: .zero,
+    ///                          token: HistoryToken(rawValue: 11), transactions: [transaction])
+    /// ```
+    public init(consumer: String, previousToken: HistoryToken, token: HistoryToken, transactions: [HistoryTransaction]) {
+        self.consumer = consumer
+        self.previousToken = previousToken
+        self.token = token
+        self.transactions = transactions
+    }
 }
 
 /// Why a consumer must rebuild its state from the tables instead of reading history.

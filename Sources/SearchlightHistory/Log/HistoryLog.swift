@@ -85,7 +85,7 @@ package enum HistoryLog {
                     token: token, timestamp: Date(timeIntervalSince1970: row["timestamp"] ?? 0),
                     author: row["author"], contextName: row["context"], processID: row["process_id"], changes: [])
                 if let since, current!.timestamp.timeIntervalSince1970 <= since { current = nil }
-            } else if current != nil, current!.token == token, let change = try decodeChange(row, entities) {
+            } else if current != nil, current!.token == token, let change = try decodeChange(row, entities, db) {
                 current!.changes.append(change)
             }
         }
@@ -167,7 +167,7 @@ package enum HistoryLog {
     /// in a primary key that is not an INTEGER PRIMARY KEY, unless it is declared NOT NULL):
     /// such a row has no identity to index, fetch or delete by, so it is left out of history
     /// rather than stopping every reader.
-    private static func decodeChange(_ row: Row, _ entities: EntityNames) throws -> HistoryChange? {
+    private static func decodeChange(_ row: Row, _ entities: EntityNames, _ db: Database) throws -> HistoryChange? {
         let entityID: Int64 = row["entity_id"]
         guard let type = (row["type"] as LogRowType?)?.changeType else {
             throw SearchlightError(.databaseError, "history holds an unknown change type \(row["type"] as DatabaseValue)")
@@ -176,7 +176,8 @@ package enum HistoryLog {
         let updatedColumns = try (row["updated_columns"] as String?).map(decodeColumns)
         return HistoryChange(
             changeID: row["id"], token: row["token"], entity: entities.names[entityID] ?? "#\(entityID)",
-            objectID: objectID, type: type, updatedColumns: updatedColumns, tombstoneJSON: row["tombstone"])
+            objectID: objectID, type: type, updatedColumns: updatedColumns,
+            tombstone: try HistoryChange.decodeTombstone(row["tombstone"], changeID: row["id"], db))
     }
 
     /// The JSON array of column names the update triggers write: `["a","b"]`. Names without

@@ -14,31 +14,81 @@ public struct HistoryChange: Hashable, Sendable {
     public var type: HistoryChange.ChangeType
     /// For updates: the tracked columns whose value changed (NULL transitions included).
     public var updatedColumns: [String]?
-    /// For deletes: the tombstone as stored (a JSON object); see ``tombstone``.
-    public var tombstoneJSON: String?
+    /// For deletes: the `preserveOnDelete` values of the deleted row, as SQLite values
+    /// (INTEGER, REAL, TEXT or NULL; a BLOB is kept as its hex text, as `hex()` writes it).
+    /// `nil` for inserts, updates, and deletes of entities that preserve nothing.
+    ///
+    /// The capture triggers store it as a JSON object (`json_object(…)`); it is read back with
+    /// SQLite's own JSON functions when the change is fetched, so that each value keeps the type
+    /// SQLite gave it (`1.0` stays REAL), and a tombstone that cannot be read is an error of the
+    /// fetch, never a silent `nil`.
+    public var tombstone: [String: DatabaseValue]?
 
-    /// For deletes: the `preserveOnDelete` values of the deleted row. BLOBs are kept as hex
-    /// text. Decoded on access: most consumers never read it.
-    public var tombstone: [String: DatabaseValue]? {
-        tombstoneJSON.flatMap { try? JSONDecoder().decode([String: JSONScalar].self, from: Data($0.utf8)).mapValues(\.databaseValue) }
+    /// Creates a change, for instance to test code that consumes history without a database:
+    ///
+    /// ```swift
+    /// let change = HistoryChange(
+    ///     changeID: 12, token: HistoryToken(rawValue: 11), entity: "Note", objectID: .integer(1),
+    ///     type: .delete, tombstone: ["title": "Groceries".databaseValue])
+    /// ```
+    public init(
+        changeID: Int64,
+        token: HistoryToken,
+        entity: String,
+        objectID: ObjectID,
+        type: HistoryChange.ChangeType,
+        updatedColumns: [String]? = nil,
+        tombstone: [String: DatabaseValue]? = nil
+    ) {
+        self.changeID = changeID
+        self.token = token
+        self.entity = entity
+        self.objectID = objectID
+        self.type = type
+        self.updatedColumns = updatedColumns
+        self.tombstone = tombstone
     }
-}
 
-/// A JSON scalar of a tombstone, read back as the SQLite value it was.
-struct JSONScalar: Decodable {
-    var databaseValue: DatabaseValue
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            databaseValue = .null
-        } else if let value = try? container.decode(Int64.self) {
-            databaseValue = value.databaseValue
-        } else if let value = try? container.decode(Double.self) {
-            databaseValue = value.databaseValue
-        } else {
-            databaseValue = try container.decode(String.self).databaseValue
+    /// Reads a tombstone as the capture triggers stored it (a JSON object of scalars), with
+    /// SQLite's `json_each`, so that each value comes back with the type SQLite gave it:
+    ///
+    /// ```sql
+    /// SELECT json_type(?1), "key", "value", "type" FROM (SELECT 1) LEFT JOIN json_each(?1)
+    /// ```
+    ///
+    /// `nil` for NULL (no tombstone). Throws `databaseError`, naming the change, for anything
+    /// but such an object.
+    package static func decodeTombstone(_ value: DatabaseValue, changeID: Int64, _ db: Database) throws(SearchlightError) -> [String: DatabaseValue]? {
+        func unreadable(_ reason: String, _ error: (any Error)? = nil) -> SearchlightError {
+            SearchlightError(.databaseError, "history change \(changeID) holds an unreadable tombstone (\(reason)): \(String(describing: value).prefix(200))", underlyingError: error)
         }
+        let json: String
+        switch value.storage {
+        case .null: return nil
+        case .string(let text): json = text
+        default: throw unreadable("not text")
+        }
+        var tombstone: [String: DatabaseValue] = [:]
+        do {
+            let statement = try db.cachedStatement(sql: #"SELECT json_type(?1), "key", "value", "type" FROM (SELECT 1) LEFT JOIN json_each(?1)"#)
+            let rows = try Row.fetchCursor(statement, arguments: [json])
+            while let row = try rows.next() {
+                guard (row[0] as String?) == "object" else { throw unreadable("not a JSON object") }
+                // An empty object: the LEFT JOIN's one row has no key.
+                guard let key = row[1] as String? else { continue }
+                if let type = row[3] as String?, type == "object" || type == "array" {
+                    throw unreadable("the value of \"\(key)\" is not a scalar")
+                }
+                tombstone[key] = row[2] as DatabaseValue
+            }
+        } catch let error as SearchlightError {
+            throw error
+        } catch let error as DatabaseError {
+            throw unreadable(error.message ?? "\(error.resultCode)", error)
+        } catch {
+            throw unreadable("\(error)", error)
+        }
+        return tombstone
     }
 }
 
@@ -59,6 +109,31 @@ public struct HistoryTransaction: Hashable, Sendable, Identifiable {
     public var changes: [HistoryChange]
 
     public var id: HistoryToken { token }
+
+    /// Creates a transaction, for instance to test code that consumes history without a
+    /// database:
+    ///
+    /// ```swift
+    /// let transaction = HistoryTransaction(
+    ///     token: HistoryToken(rawValue: 11), timestamp: Date(), author: "app",
+    ///     changes: [HistoryChange(changeID: 12, token: HistoryToken(rawValue: 11), entity: "Note",
+    ///                             objectID: .integer(1), type: .insert)])
+    /// ```
+    public init(
+        token: HistoryToken,
+        timestamp: Date,
+        author: String? = nil,
+        contextName: String? = nil,
+        processID: Int32? = nil,
+        changes: [HistoryChange]
+    ) {
+        self.token = token
+        self.timestamp = timestamp
+        self.author = author
+        self.contextName = contextName
+        self.processID = processID
+        self.changes = changes
+    }
 }
 
 /// The size of the history a request selects.

@@ -40,10 +40,29 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     public static let defaultTokenizer = "unicode61 remove_diacritics 2"
 
     /// Creates and validates a model.
-    public init(entities: [SearchlightModel.Entity], tokenizer: String = SearchlightModel.defaultTokenizer, history: HistoryOptions = .init()) throws(SearchlightError) {
+    ///
+    /// - Parameters:
+    ///   - entities: the tracked entities (at least one; names and tables unique).
+    ///   - tokenizer: the FTS5 tokenizer specification of the index.
+    ///   - history: history retention settings.
+    ///   - foldChineseVariants: whether traditional and simplified Chinese characters match each
+    ///     other (the `foldChineseVariants` key of a model file). Off by default.
+    ///
+    /// ```swift
+    /// let model = try SearchlightModel(
+    ///     entities: [.init(name: "Note", table: "notes", primaryKey: "id", fields: [.init(column: "body")])],
+    ///     foldChineseVariants: true)
+    /// ```
+    public init(
+        entities: [SearchlightModel.Entity],
+        tokenizer: String = SearchlightModel.defaultTokenizer,
+        history: HistoryOptions = .init(),
+        foldChineseVariants: Bool = false
+    ) throws(SearchlightError) {
         self.entities = entities
         self.tokenizer = tokenizer
         self.history = history
+        self.foldChineseVariants = foldChineseVariants
         try validate()
     }
 

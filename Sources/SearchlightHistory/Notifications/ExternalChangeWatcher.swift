@@ -27,8 +27,7 @@ final class ExternalChangeWatcher: Sendable {
          publish: @escaping @Sendable (HistoryToken) -> Void, wake: @escaping @Sendable () -> Void) {
         let path = dbPool.path
         let stopped = self.stopped
-        let (seconds, attoseconds) = fallbackInterval.components
-        let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+        let milliseconds = Int32(max(1, min(Double(Int32.max), fallbackInterval.seconds * 1000)))
         let thread = Thread {
             Self.run(path: path, dbPool: dbPool, logger: logger, fallbackMilliseconds: milliseconds, stopped: stopped,
                      fileIdentity: fileIdentity, publish: publish, wake: wake)

@@ -137,4 +137,58 @@ import SearchlightTestSupport
         #expect(seen == 20)
         #expect(Set(try store.fetchTransactions(.all).map(\.timestamp)).count == 1)
     }
+
+    @Test func aTombstoneKeepsEachValueAsSQLiteTypedIt() throws {
+        let db = try TestDatabase(schema: "CREATE TABLE things(id INTEGER PRIMARY KEY, b BLOB, r REAL, whole REAL, n TEXT, t TEXT, i INTEGER, e TEXT);")
+        let columns = ["b", "r", "whole", "n", "t", "i", "e"]
+        let model = try SearchlightModel(entities: [
+            SearchlightModel.Entity(name: "Thing", table: "things", primaryKey: "id",
+                                    fields: [SearchlightModel.Field(column: "t")], preserveOnDelete: columns),
+        ])
+        let store = try db.openStore(model: model)
+        // Written and deleted by the sqlite3 shell: what the triggers store, whoever writes.
+        try db.shell("""
+            INSERT INTO things VALUES (1, X'00FF10', 2.5, 1.0, NULL, 'it''s "quoted" \\ 日本 🙂', 9007199254740993, '');
+            DELETE FROM things;
+            """)
+        let tombstone = try #require(try store.allChanges().last?.tombstone)
+        #expect(Set(tombstone.keys) == Set(columns))
+        // DatabaseValue's == compares numbers across types (1 == 1.0): compare the storage's case.
+        func storage(_ column: String) -> String {
+            switch tombstone[column]?.storage {
+            case .int64(let value): "integer \(value)"
+            case .double(let value): "real \(value)"
+            case .string(let value): "text \(value)"
+            case .blob(let value): "blob \(value.count)"
+            case .null: "null"
+            case nil: "missing"
+            }
+        }
+        #expect(storage("b") == "text 00FF10", "a BLOB is kept as its hex text")
+        #expect(storage("r") == "real 2.5")
+        #expect(storage("whole") == "real 1.0", "a whole REAL stays REAL")
+        #expect(storage("n") == "null")
+        #expect(storage("t") == #"text it's "quoted" \ 日本 🙂"#)
+        #expect(storage("i") == "integer 9007199254740993", "an integer beyond 2^53 keeps every digit")
+        #expect(storage("e") == "text ")
+    }
+
+    @Test func anUnreadableTombstoneIsAnErrorOfTheFetch() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try db.shell("INSERT INTO people(uuid, name) VALUES ('p1', 'Ada'); DELETE FROM people;")
+        #expect(try store.allChanges().last?.tombstone == ["name": "Ada".databaseValue, "email": .null])
+        let damaged = [(#"'{"name": '"#, "malformed"), ("'[1, 2]'", "not a JSON object"),
+                       (#"'{"name": [1]}'"#, "not a scalar"), ("X'FF00'", "not text")]
+        for (stored, reason) in damaged {
+            // Plain SQL, as a damaged file or a foreign tool would leave it.
+            try db.shell("UPDATE searchlight_log SET tombstone = \(stored) WHERE type = 3;")
+            let error = #expect(throws: SearchlightError.self) { try store.allChanges() }
+            #expect(error?.code == .databaseError)
+            #expect(error?.message.contains("unreadable tombstone") == true && error?.message.contains(reason) == true,
+                    "\(stored): \(error?.message ?? "")")
+        }
+        try db.shell("UPDATE searchlight_log SET tombstone = '{}' WHERE type = 3;")
+        #expect(try store.allChanges().last?.tombstone == [:], "an empty object is an empty tombstone")
+    }
 }

@@ -30,6 +30,16 @@ import SearchlightTestSupport
         #expect(try SearchlightModel(jsonData: model.jsonData()) == model)
     }
 
+    @Test func theInitializerSetsFoldChineseVariantsAndTheJSONKeepsIt() throws {
+        let entities = TestDatabase.notesModel.entities
+        #expect(try SearchlightModel(entities: entities).foldChineseVariants == false, "off by default")
+        let model = try SearchlightModel(entities: entities, foldChineseVariants: true)
+        #expect(model.foldChineseVariants)
+        let json = String(decoding: model.jsonData(), as: UTF8.self)
+        #expect(json.contains(#""foldChineseVariants" : true"#), "\(json)")
+        #expect(try SearchlightModel(jsonData: model.jsonData()) == model)
+    }
+
     @Test func invalidJSONIsRefused() {
         #expect(refusal("{\"entities\": [") == "invalid model: not valid JSON")
     }

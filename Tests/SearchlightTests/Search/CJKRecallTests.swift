@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import Searchlight
+import SearchlightEvaluation
 import SearchlightHistory
 import SearchlightTestSupport
 

@@ -1,8 +1,7 @@
 import Foundation
-import Searchlight
 
 /// Recall and precision of search on CJK text, against ground truth from plain substring
-/// matching (issue 11). Used by `CJKRecallTests` (a reduced form) and `searchlight-bench`
+/// matching. Used by `CJKRecallTests` (a reduced form) and `searchlight-bench`
 /// scenario 7 (the full corpora).
 ///
 /// Ground truth: a document is relevant when its title or body contains the query as a
