@@ -89,24 +89,26 @@ public final class HistoryStore: Sendable {
         self.configuration = configuration
         self.fileIdentity = fileIdentity
         if let model {
-            let revision = try SearchlightError.catching("cannot set up history in \(dbPool.path)") {
+            let (revision, installationID) = try SearchlightError.catching("cannot set up history in \(dbPool.path)") {
                 try dbPool.write { db in
                     try CaptureInstaller(model: model).install(db, at: configuration.clock())
-                    return try Meta.get(db, .modelRevision, as: Int64.self) ?? 0
+                    return (try Meta.get(db, .modelRevision, as: Int64.self) ?? 0, try Meta.get(db, .installationID, as: String.self))
                 }
             }
             installed = Mutex((model, revision))
+            self.installationID = installationID
         } else {
             let stored = try SearchlightError.catching("cannot read the Searchlight setup of \(dbPool.path)") {
-                try dbPool.read { db -> (String, Int64)? in
-                    guard try db.tableExists("searchlight_meta"), let json = try Meta.get(db, .model, as: String.self) else { return nil }
-                    return (json, try Meta.get(db, .modelRevision, as: Int64.self) ?? 0)
+                try dbPool.read { db -> (String, Int64, String?)? in
+                    guard try HistorySchema.isInstalled(db), let json = try Meta.get(db, .model, as: String.self) else { return nil }
+                    return (json, try Meta.get(db, .modelRevision, as: Int64.self) ?? 0, try Meta.get(db, .installationID, as: String.self))
                 }
             }
             guard let stored else {
                 throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup; install it with a model first")
             }
             installed = Mutex((try SearchlightModel(jsonData: Data(stored.0.utf8)), stored.1))
+            installationID = stored.2
         }
         notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval,
                                    fileIdentity: fileIdentity)
@@ -123,6 +125,13 @@ public final class HistoryStore: Sendable {
 
     /// The file the store opened (device and inode), to notice it was replaced.
     private let fileIdentity: FileIdentity?
+
+    /// The setup the store opened (``MetaKey/installationID``): one that replaced it after an
+    /// uninstall is another one (see ``checkInstalled(in:)``).
+    let installationID: String?
+    /// The last `PRAGMA schema_version` at which ``checkInstalled(in:)`` found the setup in place:
+    /// an uninstall changes the schema, so the common case costs one pragma.
+    let installedAtSchemaVersion = Mutex<Int64?>(nil)
 
     /// Throws `databaseReplaced` if the database file was moved over or deleted since the store
     /// opened it (one `stat`): every consumer batch checks, so that `watch` stops with a clear
@@ -142,6 +151,9 @@ public final class HistoryStore: Sendable {
     func checkCapture(_ db: Database) throws -> CaptureStatus {
         let version = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
         if let status = checked.withLock({ $0?.schemaVersion == version ? $0?.status : nil }) { return status }
+        // The schema changed: Searchlight may have been uninstalled meanwhile. Healing must
+        // never set anything up again (only `init` does).
+        try checkInstalled(db)
         var healed: CaptureStatus?
         if try CaptureInstaller.schemaChanged(db) {
             let before = try CaptureInstaller.storedStatus(db)
@@ -259,10 +271,15 @@ public final class HistoryStore: Sendable {
 
     /// Runs `updates` inside an open API transaction; returns the token if it recorded changes.
     private func recording<T>(_ db: Database, author: String?, context: String?, _ updates: () throws -> T) throws -> (T, HistoryToken?) {
-        try db.cachedStatement(sql: """
-            INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "author", "context", "process_id", "open")
-            VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, ?, ?, ?, 1)
-            """).execute(arguments: [LogRowType.transactionHeader, configuration.clock().timeIntervalSince1970, author, context, processID])
+        do {
+            try db.cachedStatement(sql: """
+                INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "author", "context", "process_id", "open")
+                VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, ?, ?, ?, 1)
+                """).execute(arguments: [LogRowType.transactionHeader, configuration.clock().timeIntervalSince1970, author, context, processID])
+        } catch {
+            try checkInstalled(db) // an uninstall says so; any other failure is reported as it is
+            throw error
+        }
         let token = db.lastInsertedRowID
         let result = try updates()
         // Close the transaction if it recorded a change (a row after its header); otherwise

@@ -26,7 +26,7 @@ package struct CaptureInstaller {
     /// history whenever an entity's capture was interrupted. Returns nil if nothing is installed.
     @discardableResult
     package static func heal(_ db: Database, at date: Date) throws -> CaptureStatus? {
-        guard try db.tableExists("searchlight_meta"), let json = try Meta.get(db, .model, as: String.self) else { return nil }
+        guard try HistorySchema.isInstalled(db), let json = try Meta.get(db, .model, as: String.self) else { return nil }
         try HistorySchema.migrate(db)
         var model = try SearchlightModel(jsonData: Data(json.utf8))
         var followed = try storedStatus(db)?.followed ?? []

@@ -66,6 +66,17 @@ package enum HistorySchema {
 
     package static var currentVersion: Int { migrations.count }
 
+    /// The tables the migrations create, in the order ``uninstall(_:)`` drops them.
+    package static let tables = ["searchlight_replaced", "searchlight_consumer", "searchlight_log", "searchlight_entity", "searchlight_meta"]
+
+    /// Whether the history tables are there (read from `sqlite_master` in the caller's
+    /// transaction: GRDB's schema cache of a writer does not see another process's changes).
+    package static func isInstalled(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM "sqlite_master" WHERE "type" = 'table' AND "name" = 'searchlight_meta')
+            """) ?? false
+    }
+
     /// Applies the migrations the database lacks. Must run inside a write transaction.
     package static func migrate(_ db: Database) throws {
         let version: Int
@@ -83,6 +94,7 @@ package enum HistorySchema {
         for statements in migrations[version...] {
             for statement in statements { try db.execute(sql: statement) }
         }
+        if version == 0 { try Meta.set(db, .installationID, UUID().uuidString) }
         try Meta.set(db, .schemaVersion, currentVersion)
     }
 }
@@ -115,6 +127,10 @@ package enum MetaKey: String, DatabaseValueConvertible {
     /// The root page of each captured entity's table (JSON: entity name to page): a table
     /// remade by a tool that also recreated our triggers has a new root page.
     case captureRootPages
+    /// A random id given when the history tables are created: a store that opened the database
+    /// before an uninstall and a new `init` tells the new setup from the one it opened.
+    /// (Databases set up before it existed have none until they are set up again.)
+    case installationID
 }
 
 /// Small typed access to `searchlight_meta`.

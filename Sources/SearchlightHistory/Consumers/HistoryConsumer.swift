@@ -108,13 +108,17 @@ extension HistoryStore {
     /// consumer has not checkpointed (unless it is older than the maximum duration).
     public func registerConsumer(_ author: String, required: Bool = true) throws(SearchlightError) {
         try SearchlightError.catching("cannot register consumer \"\(author)\"") {
-            try dbPool.write { try ConsumerLog.register(author, required: required, now: configuration.clock(), $0) }
+            try dbPool.write { db in
+                try checkInstalled(db)
+                try ConsumerLog.register(author, required: required, now: configuration.clock(), db)
+            }
         }
     }
 
     /// ``registerConsumer(_:required:)`` in the caller's write transaction.
     public func registerConsumer(_ author: String, required: Bool = true, in db: Database) throws(SearchlightError) {
         try SearchlightError.catching("cannot register consumer \"\(author)\"") {
+            try checkInstalled(db)
             try ConsumerLog.register(author, required: required, now: configuration.clock(), db)
         }
     }
@@ -129,6 +133,7 @@ extension HistoryStore {
     /// ``unregisterConsumer(_:)`` in the caller's write transaction.
     public func unregisterConsumer(_ author: String, in db: Database) throws(SearchlightError) {
         let deleted = try SearchlightError.catching("cannot unregister consumer \"\(author)\"") {
+            try checkInstalled(db)
             try db.execute(sql: #"DELETE FROM "searchlight_consumer" WHERE "author" = ?"#, arguments: [author])
             return db.changesCount
         }
@@ -170,6 +175,7 @@ extension HistoryStore {
     /// ```
     public func saveCheckpoint(_ token: HistoryToken, for author: String, in db: Database) throws(SearchlightError) {
         try SearchlightError.catching("cannot save the checkpoint of \"\(author)\"") {
+            try checkInstalled(db)
             try ConsumerLog.save(token, for: author, now: configuration.clock(), db)
         }
     }

@@ -105,6 +105,7 @@ extension HistoryStore {
 
     /// The transaction of ``resynchronize(as:_:)``.
     private func resynchronize(as consumer: String, in db: Database, _ body: (HistoryToken, Database) throws -> Void) throws -> HistoryToken {
+        try checkInstalled(db)
         try ConsumerLog.registerIfNeeded(consumer, now: configuration.clock(), db)
         try checkCapture(db)
         let head = try HistoryLog.headToken(db)
