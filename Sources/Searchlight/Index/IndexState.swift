@@ -35,6 +35,9 @@ package enum IndexState {
         ) WITHOUT ROWID
         """
 
+    /// Removes the table (``Indexer/uninstall(from:)``).
+    package static let dropTable = #"DROP TABLE IF EXISTS "searchlight_index_state""#
+
     package static func get<T: DatabaseValueConvertible>(_ db: Database, _ key: Key, as type: T.Type = T.self) throws -> T? {
         try T.fetchOne(db.cachedStatement(sql: #"SELECT "value" FROM "searchlight_index_state" WHERE "key" = ?"#), arguments: [key])
     }
@@ -88,6 +91,12 @@ package enum IndexState {
     /// Runs ``migrate(_:store:)`` in its own write if the table is missing or old.
     package static func migrateIfNeeded(_ store: HistoryStore) throws {
         let current = try store.dbPool.read { db in try isInstalled(db) && (try get(db, .schemaVersion, as: Int.self)) == currentVersion }
-        if !current { try store.dbPool.write { db in try migrate(db, store: store) } }
+        if !current {
+            try store.dbPool.write { db in
+                // Only an install creates Searchlight's tables: not after an uninstall.
+                try store.checkInstalled(in: db)
+                try migrate(db, store: store)
+            }
+        }
     }
 }

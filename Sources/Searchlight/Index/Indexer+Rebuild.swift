@@ -51,6 +51,7 @@ extension Indexer {
     private func reindex(ids: [ObjectID], inEntity name: String) throws(SearchlightError) -> Summary {
         try SearchlightError.catching("cannot reindex \(name) objects") {
             try store.dbPool.write { db in
+                try store.checkInstalled(in: db)
                 let model = try store.installedModel(in: db)
                 guard model.entity(named: name) != nil else {
                     throw SearchlightError(.unknownEntity, "unknown entity \"\(name)\" (the model declares: \(model.entities.map(\.name).joined(separator: ", ")))")
@@ -175,6 +176,7 @@ extension Indexer {
         // rebuild started (changes since then are applied next, idempotently).
         let swapped = try SearchlightError.catching("cannot swap in the rebuilt index") {
             try store.dbPool.write { db -> Bool in
+                try store.checkInstalled(in: db)
                 guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return false }
                 try IndexState.set(db, .generation, plan.generation)
                 try IndexState.set(db, .layout, plan.layout.json)
@@ -204,6 +206,7 @@ extension Indexer {
     /// Copies the next chunk of one entity's rows into the new generation, renewing the lease
     /// and recording the progress; nil if another process took the lease over.
     private func fillChunk(entityIndex: Int, after: DatabaseValue?, source: DocumentSource, writer: IndexWriter, _ db: Database) throws -> Chunk? {
+        try store.checkInstalled(in: db)
         guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return nil }
         let key = SQLQuoting.identifier(source.entity.entity.primaryKey)
         let condition = after == nil ? "1" : "\(key) > ?"
@@ -231,6 +234,8 @@ extension Indexer {
     /// `reason` nil: this indexer was waiting for another rebuild, which may have made its own
     /// unnecessary.
     private func begin(reason: RebuildReason?, _ db: Database) throws -> Start {
+        // Checked before anything is created: after an uninstall, only an install creates tables.
+        try store.checkInstalled(in: db)
         let (layout, json) = try currentLayout(db)
         let live = try IndexState.live(db)
         if reason == nil, let live, live.layout == json, try store.checkpoint(for: configuration.author, in: db)?.token != nil,
@@ -303,6 +308,7 @@ extension Indexer {
     /// Lets another process resume this rebuild at once (its progress stays).
     private func releaseLease() throws {
         try store.dbPool.write { db in
+            try store.checkInstalled(in: db)
             guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return }
             try IndexState.set(db, .rebuildOwner, nil)
             try IndexState.set(db, .rebuildExpiresAt, nil)

@@ -203,6 +203,7 @@ public final class Indexer: Sendable {
     /// One batch, inside the caller's write transaction: the model and the index's layout are
     /// checked first, then the next batch of history is consumed.
     func batch(_ db: Database) throws -> Outcome {
+        try store.checkInstalled(in: db) // after an uninstall, nothing but an install creates the index
         guard let live = try IndexState.live(db) else { return .needsRebuild(.notBuilt) }
         let (layout, json) = try currentLayout(db)
         guard live.layout == json else { return .needsRebuild(.modelChanged) }
@@ -345,7 +346,8 @@ public final class Indexer: Sendable {
     }
 
     /// Returns when following ends: after ``stop()``, or by throwing the error that ended it by
-    /// itself, one retrying cannot clear (the database file was replaced). `watch` exits on it.
+    /// itself, one retrying cannot clear (the database file was replaced, or Searchlight was
+    /// uninstalled). `watch` exits on it.
     public func waitUntilFollowingEnds() async throws(SearchlightError) {
         if let follower = state.withLock({ $0.follower }) { await follower.waitUntilFinished() }
         if let failure = state.withLock({ $0.followFailure }) { throw failure }
@@ -371,10 +373,11 @@ public final class Indexer: Sendable {
             return .end
         } catch SearchlightError.databaseReplaced {
             // Permanent: retrying would follow a file nobody writes any more.
-            let failure = SearchlightError(.databaseReplaced, "stopped following: the database file \(store.dbPool.path) was replaced or deleted; open it again")
-            logger.critical("\(failure.message)")
-            state.withLock { $0.followFailure = failure }
-            notifyWaiters(.failure(failure))
+            stopFollowing(SearchlightError(.databaseReplaced, "stopped following: the database file \(store.dbPool.path) was replaced or deleted; open it again"))
+            return .end
+        } catch let error where error.code == .notInstalled {
+            // Permanent: Searchlight was uninstalled; only an install may set it up again.
+            stopFollowing(SearchlightError(.notInstalled, "stopped following: \(error.message)", underlyingError: error))
             return .end
         } catch {
             failures += 1
@@ -383,6 +386,13 @@ public final class Indexer: Sendable {
             // Back off, then retry: a full disk or a lock held too long may clear.
             return .retry(after: .milliseconds(min(5_000, 50 << min(failures, 7))))
         }
+    }
+
+    /// Ends following by itself on an error retrying cannot clear.
+    private func stopFollowing(_ failure: SearchlightError) {
+        logger.critical("\(failure.message)")
+        state.withLock { $0.followFailure = failure }
+        notifyWaiters(.failure(failure))
     }
 
     /// `indexDidUpdate` events: one per committed batch, carrying the token reached.
