@@ -12,7 +12,7 @@ struct SearchlightCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             InitCommand.self, IndexCommand.self, WatchCommand.self, SearchCommand.self, ReindexCommand.self,
-            VerifyCommand.self, StatusCommand.self, HistoryCommand.self, CleanupCommand.self, DemoCommand.self,
+            VerifyCommand.self, StatusCommand.self, HistoryCommand.self, CleanupCommand.self, UninstallCommand.self, DemoCommand.self,
         ])
 
     /// Exit codes: 0 success, 1 a user or runtime error (one line on stderr), 2 a usage error.
