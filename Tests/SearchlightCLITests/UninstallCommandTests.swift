@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+import SearchlightTestSupport
+
+/// `searchlight uninstall`, across processes: the `sqlite3` shell's `.dump` of the app's
+/// database is the oracle, and a copy of the database that never had Searchlight, given the
+/// same app writes, is what it must equal.
+@Suite(.serialized) struct UninstallCommandTests {
+    /// A copy of the workspace database as it is now (before `init`), to replay app writes on.
+    static func reference(of db: TestDatabase) throws -> TestDatabase {
+        let reference = try TestDatabase(schema: "")
+        try FileManager.default.removeItem(atPath: reference.path)
+        try FileManager.default.copyItem(atPath: db.path, toPath: reference.path)
+        return reference
+    }
+
+    @Test func withoutYesOnAPipeItRefusesWithOneLineAndChangesNothing() throws {
+        let (db, model) = try CLI.workspace()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let installed = try db.dump()
+        let result = try CLI.run(["uninstall", "--db", db.path]) // stdin is /dev/null
+        #expect(result.status == 1)
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("--yes"), "\(result.stderr)")
+        #expect(try db.dump() == installed)
+    }
+
+    @Test func aDatabaseNeverSetUpGetsOneLineAndIsNotChanged() throws {
+        let (db, _) = try CLI.workspace()
+        let before = try db.dump()
+        let result = try CLI.run(["uninstall", "--db", db.path, "--yes"])
+        #expect(result.status == 1)
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("no Searchlight setup: nothing to uninstall"), "\(result.stderr)")
+        #expect(try db.dump() == before)
+        let missing = try CLI.run(["uninstall", "--db", db.directory.appendingPathComponent("none.sqlite").path, "--yes"])
+        #expect(missing.status == 1 && missing.stderrLines.count == 1, "\(missing.stderr)")
+    }
+
+    @Test func uninstallGivesBackTheDumpOfBeforeInitAndInitStartsAgainFromScratch() throws {
+        let (db, model) = try CLI.workspace()
+        let before = try db.dump()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        try CLI.run(["reindex", "--db", db.path, "--log-level", "error"])
+        let result = try CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("uninstalled"))
+        #expect(try db.searchlightObjects() == [])
+        #expect(try db.dump() == before)
+        // Commands other than init now refuse, and create nothing.
+        for command in [["index"], ["search", "kernel"], ["status"], ["watch"], ["cleanup"], ["history"]] {
+            let refused = try CLI.run([command[0], "--db", db.path] + command.dropFirst())
+            #expect(refused.status == 1 && refused.stderrLines.count == 1, "\(command): \(refused.stderr)")
+        }
+        #expect(try db.dump() == before)
+
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        try db.shell("INSERT INTO notes VALUES (3, 'Second life', 'set up again');")
+        try CLI.run(["index", "--db", db.path])
+        let found = try CLI.run(["search", "--db", db.path, "second", "--format", "jsonl"])
+        #expect(found.status == 0 && found.stdout.contains("\"id\":3"), "\(found.stdout) \(found.stderr)")
+        let history = try CLI.run(["history", "--db", db.path, "--format", "jsonl"])
+        #expect(history.stdout.split(separator: "\n").count == 1, "only what happened since the new init: \(history.stdout)")
+    }
+
+    /// `watch` runs in one process, `uninstall` in another: watch stops with one line, exits 1,
+    /// and the database ends as the app's writes alone would leave it.
+    @Test func watchInAnotherProcessStopsWithOneLineAndRecreatesNothing() throws {
+        let (db, model) = try CLI.workspace()
+        let reference = try Self.reference(of: db)
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let watch = CLI.start(["watch", "--db", db.path, "--log-level", "error"])
+        // A watchdog: the test fails instead of hanging if watch never exits.
+        let fired = Mutex(false)
+        let watchdog = DispatchWorkItem { if watch.process.isRunning { fired.withLock { $0 = true }; kill(watch.process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+        defer { watchdog.cancel() }
+
+        // Readiness: watch has indexed a write made after it started (its checkpoint reaches it).
+        let write = "INSERT INTO notes VALUES (7, 'Watched write', 'seen by watch');"
+        try db.shell(write)
+        try reference.shell(write)
+        var ready = false
+        do {
+            let queue = try DatabaseQueue(path: db.path)
+            defer { try? queue.close() }
+            let deadline = Date().addingTimeInterval(120)
+            while !ready, watch.process.isRunning, Date() < deadline {
+                ready = try queue.read { db in
+                    (try Int64.fetchOne(db, sql: "SELECT token FROM searchlight_consumer WHERE author = 'searchlight.indexer'") ?? 0)
+                        >= (try Int64.fetchOne(db, sql: "SELECT max(token) FROM searchlight_log") ?? 1)
+                }
+                if !ready { usleep(10_000) }
+            }
+        }
+        try #require(ready, "watch followed the write")
+
+        let uninstall = try CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
+        #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        let watched = try CLI.finish(watch)
+        #expect(!fired.withLock { $0 }, "watch ended by itself")
+        #expect(watched.status == 1, "\(watched.stderr)")
+        let errors = watched.stderrLines.filter { $0.hasPrefix("searchlight: error:") }
+        #expect(errors.count == 1, "\(watched.stderr)")
+        #expect(watched.stderrLines.last?.contains("uninstalled") == true, "\(watched.stderr)")
+
+        // The app writes on; nothing of Searchlight's reappears.
+        let after = "UPDATE notes SET body = 'after uninstall' WHERE id = 1; DELETE FROM notes WHERE id = 2;"
+        try db.shell(after)
+        try reference.shell(after)
+        #expect(try db.searchlightObjects() == [])
+        #expect(try db.dump() == reference.dump())
+    }
+}
