@@ -113,4 +113,56 @@ import SearchlightTestSupport
         #expect(try db.searchlightObjects() == [])
         #expect(try db.dump() == reference.dump())
     }
+
+    /// An app writes continuously (plain SQL in a `sqlite3` process, one transaction per
+    /// statement) while `watch` follows and `uninstall` lands at a random instant: every
+    /// statement lands whole, before the uninstall (captured) or after it (not), and the database
+    /// ends exactly as the same statements leave a copy that never had Searchlight.
+    @Test func anAppWritingDuringTheUninstallEndsAsIfSearchlightNeverWasThere() throws {
+        let (seed, random) = ConsumerProcessTests.seeded()
+        var generator = random
+        let (db, model) = try CLI.workspace()
+        let reference = try Self.reference(of: db)
+        // The app's choice of durability: it changes nothing in the file format, and keeps the run short.
+        var statements = ["PRAGMA synchronous = OFF;"]
+        for step in 0..<6_000 {
+            let id = Int(generator.next() % 200) + 1
+            switch generator.next() % 4 {
+            case 0: statements.append("INSERT OR REPLACE INTO notes VALUES (\(id), 'note \(id)', 'replaced at \(step)');")
+            case 1: statements.append("DELETE FROM notes WHERE id = \(id);")
+            default: statements.append("INSERT INTO notes VALUES (\(id), 'note \(id)', 'step \(step)') ON CONFLICT(id) DO UPDATE SET body = excluded.body;")
+            }
+        }
+        let script = db.directory.appendingPathComponent("app.sql").path
+        try Data(statements.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: script))
+
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let watch = CLI.start(["watch", "--db", db.path, "--log-level", "error"])
+        let watchdog = DispatchWorkItem { if watch.process.isRunning { kill(watch.process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 240, execute: watchdog)
+        defer { watchdog.cancel() }
+        let head = try Int64(db.shell("SELECT max(token) FROM searchlight_log;").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let app = CLI.start(["sqlite3", "-bail", "-cmd", ".timeout 20000", db.path, ".read \(script)"], executable: URL(fileURLWithPath: "/usr/bin/env"))
+        // Once the app's first statement is recorded, at a random instant of its run (seeded).
+        do {
+            let queue = try DatabaseQueue(path: db.path)
+            defer { try? queue.close() }
+            let deadline = Date().addingTimeInterval(120)
+            while try queue.read({ try Int64.fetchOne($0, sql: "SELECT max(token) FROM searchlight_log") ?? 0 }) <= head,
+                  app.process.isRunning, Date() < deadline { usleep(2_000) }
+        }
+        usleep(UInt32(generator.next() % 300_000))
+        let uninstall = try CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
+        print("the uninstall landed \(app.process.isRunning ? "while the app was writing" : "after the app finished") (seed \(seed))")
+        let wrote = try CLI.finish(app)
+        let watched = try CLI.finish(watch)
+        #expect(uninstall.status == 0, "\(uninstall.stderr) (seed \(seed))")
+        #expect(wrote.status == 0, "the app never failed: \(wrote.stderr) (seed \(seed))")
+        #expect(watched.status == 1, "\(watched.stderr) (seed \(seed))")
+        #expect(watched.stderrLines.filter { $0.hasPrefix("searchlight: error:") }.count == 1, "\(watched.stderr)")
+
+        try Shell.sqlite3(reference.path, ".read \(script)")
+        #expect(try db.searchlightObjects() == [], "seed \(seed)")
+        #expect(try db.dump() == reference.dump(), "seed \(seed)")
+    }
 }
