@@ -37,7 +37,8 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
         public static let notADatabase = Code(rawValue: "not-a-database")
         /// The database, or its directory, cannot be written.
         public static let readOnly = Code(rawValue: "read-only")
-        /// The database has no Searchlight setup and no model was given.
+        /// The database has no Searchlight setup and no model was given, or Searchlight was
+        /// uninstalled (and perhaps set up again) after the store opened the database.
         public static let notInstalled = Code(rawValue: "not-installed")
         /// History after the requested point was deleted by cleanup: the consumer must resynchronize.
         public static let historyExpired = Code(rawValue: "history-expired")
