@@ -165,4 +165,21 @@ import SearchlightTestSupport
         #expect(try db.searchlightObjects() == [], "seed \(seed)")
         #expect(try db.dump() == reference.dump(), "seed \(seed)")
     }
+
+    /// On a terminal (a pseudo-terminal from util-linux's `script`), it asks: anything but yes
+    /// changes nothing.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs /usr/bin/script for a terminal"))
+    func onATerminalItAsksAndOnlyYesUninstalls() throws {
+        let (db, model) = try CLI.workspace()
+        let before = try db.dump()
+        try CLI.run(["init", "--db", db.path, "--model", model])
+        let installed = try db.dump()
+        let command = "'\(CLI.binary.path)' uninstall --db '\(db.path)' --log-level error"
+        let declined = Result { try Shell.run("/usr/bin/script", ["-qec", command, "/dev/null"], input: "n\n") }
+        #expect(throws: Shell.Failure.self, "declining exits 1") { try declined.get() }
+        #expect(try db.dump() == installed)
+        let accepted = try Shell.run("/usr/bin/script", ["-qec", command, "/dev/null"], input: "y\n")
+        #expect(accepted.contains("[y/N]") && accepted.contains("uninstalled"), "\(accepted)")
+        #expect(try db.dump() == before)
+    }
 }
