@@ -160,6 +160,7 @@ public final class SearchIndex: Sendable {
 
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder, _ db: Database) throws -> SearchResults {
         guard let (schema, layout) = try liveLayout(db) else {
+            try store.checkInstalled(in: db) // no index at all: say so if Searchlight was uninstalled
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         let entities = layout.entities.filter { names?.contains($0.entity.name) ?? true }

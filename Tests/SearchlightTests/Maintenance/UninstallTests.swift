@@ -137,6 +137,8 @@ import SearchlightTestSupport
         try reference.shell("INSERT INTO notes(id, title) VALUES (4, 'followed'); INSERT INTO notes(id, title) VALUES (5, 'after');")
         let again = #expect(throws: SearchlightError.self) { try indexer.indexPendingChanges() }
         #expect(again?.code == .notInstalled)
+        let search = #expect(throws: SearchlightError.self) { try SearchIndex(store: store).search("followed") }
+        #expect(search?.code == .notInstalled, "\(search?.message ?? "-")")
         #expect(try db.searchlightObjects() == [])
         #expect(try db.dump() == reference.dump())
     }
