@@ -6,10 +6,12 @@ extension HistoryStore {
     /// is no longer in the database: another process uninstalled Searchlight (and perhaps set it
     /// up again with `init`, which is another setup) since the store opened it.
     ///
-    /// Every write transaction of Searchlight that is not an install checks it first, in the
-    /// transaction itself (consumer batches, checkpoints, capture healing, the indexer's batches
-    /// and rebuild chunks): a process that opened the database before an uninstall stops with
-    /// this error and never creates what the uninstall removed. Call it at the start of your own
+    /// Searchlight's write transactions check it first, in the transaction itself: consumer
+    /// batches, resynchronizations, consumer registrations and checkpoints, capture healing, the
+    /// indexer's batches, rebuild chunks and swap (``write(author:context:_:)`` checks when its
+    /// history row cannot be written; cleanup only deletes, and fails on the missing tables). A
+    /// process that opened the database before an uninstall stops with this error and never
+    /// creates what the uninstall removed: only an install does. Call it at the start of your own
     /// write transactions that touch Searchlight's tables.
     ///
     /// Costs one `PRAGMA schema_version` when the schema did not change since the last check
