@@ -65,6 +65,17 @@ import SearchlightTestSupport
         #expect(Set(try f.ids("great job")) == [.integer(1), .integer(2)])
     }
 
+    /// After CJK text and punctuation, a symbol kept as a token gets the break before it (where
+    /// the punctuation is), not after it: a phrase copied from the symbol on holds no break.
+    @Test func aPhraseStartingAtASymbolAfterCJKTextFindsItsText() throws {
+        let f = try indexed(["数据。🙂 thanks", "数 🙂 Data", "数🙂据"])
+        #expect(try f.ids("\"🙂 thanks\"") == [.integer(1)])
+        #expect(try f.ids("\"数据。🙂\"") == [.integer(1)])
+        #expect(try f.ids("\"🙂 Data\"") == [.integer(2)])
+        #expect(try f.ids("🙂据") == [.integer(3)])
+        #expect(try f.ids("数据") == [.integer(1)], "a symbol between CJK characters separates them")
+    }
+
     /// Symbols the tokenizer drops (`™`, `👍`, assigned before Unicode 6.1) stay separators in a
     /// phrase, as in the stored text; alone, they leave nothing to search for.
     @Test func aPhraseHoldingASymbolTheTokenizerDropsMatchesWithoutIt() throws {
