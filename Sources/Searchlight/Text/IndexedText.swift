@@ -139,6 +139,14 @@ package struct IndexedText: Hashable, Sendable {
            let simplified = normalized.applyingTransform(StringTransform("Traditional-Simplified"), reverse: false) {
             normalized = simplified
         }
+        // What the tokenizer keeps, per character of this text (one look-up of the shared cache).
+        var keeps: [Unicode.Scalar: Bool] = [:]
+        func keptInToken(_ scalar: Unicode.Scalar) -> Bool {
+            if let known = keeps[scalar] { return known }
+            let kept = keepsInToken(scalar)
+            keeps[scalar] = kept
+            return kept
+        }
         func emit(_ scalar: Unicode.Scalar) {
             // Classified cheaply first: ASCII, then the common CJK blocks, then the properties.
             let isToken: Bool, isCJK: Bool, isMark: Bool
@@ -158,7 +166,7 @@ package struct IndexedText: Hashable, Sendable {
                     // this SQLite's unicode61 (Unicode 6.1 tables) may keep in tokens:
                     // separators around it keep it out of the neighbouring words (`job🙂` is
                     // `job`). A query reads it the same way (``isolates(_:)``).
-                    if keepsInToken(scalar) {
+                    if keptInToken(scalar) {
                         // A token (`🙂`): like a word that is not CJK, it ends the punctuation
                         // before it (`数。🙂` breaks before `🙂`, so that a phrase copied from `🙂`
                         // on holds no break), and stands between CJK characters itself.
