@@ -6,7 +6,7 @@
 -- 'index.generation' and 'index.fingerprint' in searchlight_meta, and they move here). Keys:
 --   schemaVersion      the index schema version (1)
 --   generation         the live generation N of the tables below
---   layout             what generation N holds, as JSON: its version (4: text prepared as below),
+--   layout             what generation N holds, as JSON: its version (5: text prepared as below),
 --                      tokenizer, foldsChineseVariants (only when set), prefixes, and per entity
 --                      its id, table, key, fields (column, weight, role) and whether object ids
 --                      are the FTS rowids. Searches read it; a different layout forces a rebuild.
@@ -40,7 +40,10 @@ CREATE TABLE "searchlight_document_g1" (
 -- The text is stored as prepared for the tokenizer (Sources/Searchlight/Text/IndexedText.swift):
 -- letters and numbers NFKC-normalized, ß as ss; with a word tokenizer (not trigram), U+001F
 -- between two CJK characters and where CJK meets a letter or digit, and U+001F U+10FFFD U+001F
--- where punctuation separates them (a token that keeps a phrase from matching across it).
+-- where punctuation separates them (a token that keeps a phrase from matching across it); and
+-- U+001F on each side of every character beyond ASCII that is no letter, number, mark or white
+-- space (symbols, emoji, punctuation, private use), so that one unicode61 keeps in tokens (with
+-- its Unicode 6.1 tables: 🙂, ₽, private use) is a token of its own and never part of a word.
 -- In the sqlite3 shell, match CJK text as a phrase of its characters: MATCH '"持 久 化"'.
 CREATE VIRTUAL TABLE "searchlight_fts_1_g1" USING fts5("title", "body", tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3');
 

@@ -7,8 +7,11 @@ import SearchlightHistory
 /// searches read (so a model installed since never sends them to tables that do not exist),
 /// and a change of it (fields, weights, tokenizer, prefix indexes, a table's key) forces a rebuild.
 package struct IndexLayout: Codable, Hashable, Sendable {
-    /// 4: text is prepared by ``IndexedText`` (NFKC, `ß`, CJK segmentation).
-    package var version = 4
+    /// 4: text is prepared by ``IndexedText`` (NFKC, `ß`, CJK segmentation). 5: every symbol,
+    /// punctuation, format or private-use character beyond ASCII has separators around it.
+    package var version = IndexLayout.currentVersion
+    /// The version of the text preparation that this build writes.
+    package static let currentVersion = 5
     package var tokenizer: String
     /// Traditional Chinese folded to simplified (the model's `foldChineseVariants`).
     package var foldsChineseVariants = false

@@ -15,8 +15,9 @@ import SearchlightHistory
 ///   (otherwise `field` is a word like any other: `10:30` and `http://` stay text)
 /// - a run of Chinese, Japanese or Korean characters is a phrase of its characters, so it
 ///   matches where it appears as written, even inside a longer word (``IndexedText``)
-/// - punctuation and symbols separate words; text without any word yields `nil` (no results,
-///   no error; ``SearchIndex`` explains why)
+/// - punctuation and symbols separate words; a symbol that the tokenizer keeps in tokens
+///   (`🙂`, `₽`, a private-use character) is a word of its own, as in indexed text; text
+///   without any word yields `nil` (no results, no error; ``SearchIndex`` explains why)
 ///
 /// Every word reaches FTS5 inside a double-quoted string, so no user text can be read as
 /// FTS5 syntax. Text is normalized like indexed text (NFKC, `ß` as `ss`).
@@ -186,19 +187,24 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
             return "(" + expression + ") NOT (" + excluded.joined(separator: " OR ") + ")"
         }
 
-        /// The words of `text`: runs of what unicode61 keeps in tokens (letters, numbers,
-        /// private use and marks). Everything else separates words, the separators between CJK
-        /// characters included; a symbol kept as a word would make an empty phrase.
+        /// The words of `text` (prepared text): runs of letters, numbers and marks, and each
+        /// character that prepared text sets apart (``IndexedText/isolates(_:)``) and the
+        /// tokenizer keeps in tokens (`🙂`, `₽`, private use), as a word of its own, just as the
+        /// stored text holds it. Everything else separates words, the separators between CJK
+        /// characters included (a character the tokenizer drops would make an empty phrase).
         private func words(_ text: Substring) -> [String] {
             var words: [String] = []
             var current = String.UnicodeScalarView()
             for scalar in text.unicodeScalars {
                 if rules.keepsInWord(scalar) {
                     current.append(scalar)
-                } else if !current.isEmpty {
+                    continue
+                }
+                if !current.isEmpty {
                     words.append(String(current))
                     current = .init()
                 }
+                if rules.isolates(scalar), rules.keepsInToken(scalar) { words.append(String(scalar)) }
             }
             if !current.isEmpty { words.append(String(current)) }
             // A break between CJK text and punctuation belongs inside a phrase (`る。の`), not at

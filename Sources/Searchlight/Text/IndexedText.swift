@@ -16,6 +16,14 @@ import Foundation
 ///   token of its own (``breakToken``) keeps a phrase from matching across it; white space
 ///   does not (a line break inside a word). The trigram tokenizer indexes substrings
 ///   itself, so its text is not segmented.
+/// - **Symbols apart.** With a word tokenizer, every other character that is neither a letter,
+///   a number, a mark nor white space (symbols, emoji, punctuation, format and private-use
+///   characters) gets a separator (U+001F) on each side: this SQLite's unicode61 keeps some of
+///   them in tokens (those assigned after Unicode 6.1: most emoji, `₽`, newer punctuation; and
+///   private-use characters), and with separators around it such a character is a token of its
+///   own instead of part of its neighbours (`job🙂` holds `job`). A query keeps the same
+///   characters as words of their own when the tokenizer does (``keepsInToken(_:)``), so a
+///   phrase copied from the text holds the same tokens as the text.
 /// - **Optional Chinese variants folding** (the model's `foldChineseVariants`): traditional
 ///   characters become simplified ones, in documents and queries alike, through ICU's
 ///   `Traditional-Simplified` transform (CLDR's mapping, as Foundation ships it).
@@ -32,6 +40,8 @@ package struct IndexedText: Hashable, Sendable {
     /// separators (`separators 'x'`): the query parser splits words as the tokenizer does.
     package var tokenCharacters: Set<Unicode.Scalar> = []
     package var separators: Set<Unicode.Scalar> = []
+    /// The tokenizer spec, as its words (``keepsInToken(_:)`` asks SQLite with it).
+    package var tokenizerArguments: [String]
 
     /// The separator inserted between CJK characters: a control character, which every
     /// FTS5 tokenizer but trigram treats as a separator, and which real text hardly holds.
@@ -43,6 +53,7 @@ package struct IndexedText: Hashable, Sendable {
 
     package init(tokenizer: String, foldsChineseVariants: Bool = false) {
         let arguments = Self.arguments(tokenizer)
+        tokenizerArguments = arguments
         segmentsCJK = !arguments.contains { $0.lowercased() == "trigram" }
         self.foldsChineseVariants = foldsChineseVariants
         for (index, argument) in arguments.enumerated().dropLast() {
@@ -90,6 +101,19 @@ package struct IndexedText: Hashable, Sendable {
         return tokenCharacters.contains(scalar) || Self.isTokenCharacter(scalar)
     }
 
+    /// Whether prepared text puts separators around `scalar` (``prepare(_:)``), with a word
+    /// tokenizer: a character beyond ASCII that is no word character and no white space. The
+    /// query parser makes it a word of its own where the tokenizer keeps it (``keepsInToken(_:)``).
+    package func isolates(_ scalar: Unicode.Scalar) -> Bool {
+        segmentsCJK && scalar.value >= 0x80 && !keepsInWord(scalar) && !scalar.properties.isWhitespace
+    }
+
+    /// Whether this index's tokenizer makes `scalar` a token, as SQLite itself answers
+    /// (``TokenizerProbe``): for the characters that prepared text isolates (``isolates(_:)``).
+    package func keepsInToken(_ scalar: Unicode.Scalar) -> Bool {
+        TokenizerProbe.keepsInToken(scalar, tokenizer: tokenizerArguments)
+    }
+
     /// The rules of the default tokenizer.
     package static let standard = IndexedText(tokenizer: "unicode61")
 
@@ -115,6 +139,14 @@ package struct IndexedText: Hashable, Sendable {
            let simplified = normalized.applyingTransform(StringTransform("Traditional-Simplified"), reverse: false) {
             normalized = simplified
         }
+        // What the tokenizer keeps, per character of this text (one look-up of the shared cache).
+        var keeps: [Unicode.Scalar: Bool] = [:]
+        func keptInToken(_ scalar: Unicode.Scalar) -> Bool {
+            if let known = keeps[scalar] { return known }
+            let kept = keepsInToken(scalar)
+            keeps[scalar] = kept
+            return kept
+        }
         func emit(_ scalar: Unicode.Scalar) {
             // Classified cheaply first: ASCII, then the common CJK blocks, then the properties.
             let isToken: Bool, isCJK: Bool, isMark: Bool
@@ -129,11 +161,24 @@ package struct IndexedText: Hashable, Sendable {
                 isToken = Self.isTokenCharacter(scalar)
                 isCJK = Self.isCJK(scalar)
                 isMark = isToken && Self.isMark(scalar)
-                if !isToken, Self.mayBeATokenToSQLite(scalar) {
-                    // A symbol, private-use or unassigned character that this SQLite's
-                    // unicode61 (Unicode 6.1 tables) may keep in tokens: separators around it
-                    // keep it out of the neighbouring words (`job🙂` is `job`).
-                    if previousIsCJK != nil { punctuated = true }
+                if !isToken, isolates(scalar) {
+                    // A symbol, punctuation, private-use, format or unassigned character, which
+                    // this SQLite's unicode61 (Unicode 6.1 tables) may keep in tokens:
+                    // separators around it keep it out of the neighbouring words (`job🙂` is
+                    // `job`). A query reads it the same way (``isolates(_:)``).
+                    if keptInToken(scalar) {
+                        // A token (`🙂`): like a word that is not CJK, it ends the punctuation
+                        // before it (`数。🙂` breaks before `🙂`, so that a phrase copied from `🙂`
+                        // on holds no break), and stands between CJK characters itself.
+                        if punctuated, previousIsCJK == true {
+                            append(Self.separator)
+                            append(Self.breakToken)
+                        }
+                        previousIsCJK = false
+                        punctuated = false
+                    } else if previousIsCJK != nil {
+                        punctuated = true
+                    }
                     append(Self.separator)
                     append(scalar)
                     append(Self.separator)
@@ -244,16 +289,6 @@ package struct IndexedText: Hashable, Sendable {
             return scalar == breakToken
         default:
             return false
-        }
-    }
-
-    /// Symbols, private-use and unassigned characters: the ones an older unicode61 (its tables
-    /// are Unicode 6.1's) may keep in tokens although they separate words today (emoji since
-    /// Unicode 7, `₽`, `₿`).
-    static func mayBeATokenToSQLite(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol, .privateUse, .unassigned, .surrogate: true
-        default: false
         }
     }
 

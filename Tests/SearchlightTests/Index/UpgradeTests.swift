@@ -85,4 +85,26 @@ import SearchlightTestSupport
         #expect(try SearchIndex(store: store).search("k", asYouType: true).hits.map(\.objectID) == [.integer(1)])
         _ = db
     }
+
+    /// An index whose text was prepared by layout version 4 (symbols beyond Unicode 6.1 set apart,
+    /// but not newer punctuation) is rebuilt once, online, with today's preparation.
+    @Test func anIndexOfTextLayoutVersion4IsRebuiltOnce() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(id, body) VALUES (1, 'abc\u{2E3C}def great job 🙂 thanks')") }
+        try Indexer(store: store).indexPendingChanges()
+        #expect(IndexLayout.currentVersion == 5)
+        try store.dbPool.write { db in
+            var layout = try IndexLayout(json: try #require(try IndexState.get(db, .layout, as: String.self)))
+            layout.version = 4
+            try IndexState.set(db, .layout, layout.json)
+        }
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == .modelChanged)
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == nil, "once")
+        let index = SearchIndex(store: store)
+        #expect(try index.search("abc", limit: nil).hits.map(\.objectID) == [.integer(1)])
+        #expect(try index.search("\"job 🙂 thanks\"", limit: nil).hits.map(\.objectID) == [.integer(1)])
+        #expect(try Indexer(store: store).verify().isConsistent)
+        _ = db
+    }
 }

@@ -28,6 +28,18 @@ import SearchlightHistory
         #expect(expression("or and not") == #""or" AND "and" AND "not""#, "lower-case operators are words")
     }
 
+    /// A symbol that this SQLite's unicode61 keeps in tokens (an emoji newer than Unicode 6.1,
+    /// `₽`, private use) is a word of its own, as in stored text; one it drops separates words.
+    @Test func symbolsTheTokenizerKeepsAreWordsOfTheirOwn() {
+        #expect(expression(#""great job 🙂 thanks""#) == #""great job 🙂 thanks""#)
+        #expect(expression("abc🙂def") == #""abc 🙂 def""#)
+        #expect(expression("logo\u{F8FF}brand") == "\"logo \u{F8FF} brand\"")
+        #expect(expression("100₽") == #""100 ₽""#)
+        #expect(expression("🤔") == #""🤔""#)
+        #expect(expression("hacker™ 👍") == #""hacker""#, "™ and 👍 (Unicode 6.0) separate words")
+        #expect(expression("™ 👍") == nil)
+    }
+
     @Test func punctuationLoneQuotesColonsAndEmptyInput() {
         #expect(expression("") == nil)
         #expect(expression("   ") == nil)

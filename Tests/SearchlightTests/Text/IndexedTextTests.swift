@@ -44,7 +44,58 @@ import SearchlightTestSupport
                             ("100", 6), ("bitcoin", 7), ("kernel panic", 8), ("引", 9)] {
             #expect(try f.ids(query) == [.integer(Int64(id))], "\(query)")
         }
-        #expect(try f.index.search("price 100₽").hits.first?.snippet == "[price] [100]₽")
+        // `₽` is a token of its own in the text and in the query (`100₽` is the phrase `100 ₽`).
+        let snippet = try f.index.search("price 100₽").hits.first?.snippet
+        #expect(snippet == "[price] [100₽]", "\(String(describing: snippet))")
+    }
+
+    /// A phrase holding a symbol that this SQLite's unicode61 keeps in tokens (an emoji newer
+    /// than Unicode 6.1, `₽`, a private-use character) finds the text it was copied from, and
+    /// not the same words without the symbol: the query holds the symbol as a token of its own,
+    /// where the stored text has it. (The query used to drop it, so the phrase missed its text
+    /// and found the text without the symbol.)
+    @Test func aPhraseHoldingASymbolFindsTheTextItWasCopiedFrom() throws {
+        let f = try indexed(["great job 🙂 thanks", "great job thanks", "costs 100 ₽ per month", "costs 100 per month",
+                             "think 🤔 so", "think so", "abc🙂def", "abc def", "logo\u{F8FF}brand", "logo brand"])
+        for (query, id) in [("\"great job 🙂 thanks\"", 1), ("\"costs 100 ₽ per month\"", 3), ("\"think 🤔 so\"", 5),
+                            ("abc🙂def", 7), ("\"abc🙂def\"", 7), ("logo\u{F8FF}brand", 9), ("\"logo\u{F8FF}brand\"", 9)] {
+            #expect(try f.ids(query) == [.integer(Int64(id))], "\(query)")
+        }
+        #expect(Set(try f.ids("🙂")) == [.integer(1), .integer(7)], "a symbol the tokenizer keeps is a word of its own")
+        #expect(Set(try f.ids("great job")) == [.integer(1), .integer(2)])
+    }
+
+    /// After CJK text and punctuation, a symbol kept as a token gets the break before it (where
+    /// the punctuation is), not after it: a phrase copied from the symbol on holds no break.
+    @Test func aPhraseStartingAtASymbolAfterCJKTextFindsItsText() throws {
+        let f = try indexed(["数据。🙂 thanks", "数 🙂 Data", "数🙂据"])
+        #expect(try f.ids("\"🙂 thanks\"") == [.integer(1)])
+        #expect(try f.ids("\"数据。🙂\"") == [.integer(1)])
+        #expect(try f.ids("\"🙂 Data\"") == [.integer(2)])
+        #expect(try f.ids("🙂据") == [.integer(3)])
+        #expect(try f.ids("数据") == [.integer(1)], "a symbol between CJK characters separates them")
+    }
+
+    /// Symbols the tokenizer drops (`™`, `👍`, assigned before Unicode 6.1) stay separators in a
+    /// phrase, as in the stored text; alone, they leave nothing to search for.
+    @Test func aPhraseHoldingASymbolTheTokenizerDropsMatchesWithoutIt() throws {
+        let f = try indexed(["hacker™ culture", "hacker culture", "thumbs 👍 up"])
+        #expect(Set(try f.ids("\"hacker™ culture\"")) == [.integer(1), .integer(2)])
+        #expect(Set(try f.ids("hacker ™ culture")) == [.integer(1), .integer(2)])
+        #expect(try f.ids("\"thumbs 👍 up\"") == [.integer(3)])
+        let alone = try f.index.search("™ 👍")
+        #expect(alone.total == 0 && alone.explanation?.reason == .nothingToSearch, "\(String(describing: alone.explanation))")
+    }
+
+    /// Punctuation and format characters newer than this SQLite's Unicode tables (`⸼` U+2E3C,
+    /// U+2066) are kept in tokens by it: stored text sets them apart too, so the words beside
+    /// them are found, and a phrase holding them finds its text.
+    @Test func newerPunctuationAndFormatCharactersSeparateWordsInTextAndQueries() throws {
+        let f = try indexed(["abc\u{2E3C}def", "ghi\u{2066}jkl", "abc def"])
+        #expect(try f.ids("\"abc\u{2E3C}def\"") == [.integer(1)])
+        #expect(try f.ids("ghi\u{2066}jkl") == [.integer(2)])
+        #expect(try f.ids("ghi") == [.integer(2)])
+        #expect(Set(try f.ids("abc")) == [.integer(1), .integer(3)])
     }
 
     /// Regression (issue 11 attack, break 4): the characters Searchlight inserts, found in the
