@@ -8,7 +8,9 @@ import SearchlightHistory
 /// and a change of it (fields, weights, tokenizer, prefix indexes, a table's key) forces a rebuild.
 package struct IndexLayout: Codable, Hashable, Sendable {
     /// 4: text is prepared by ``IndexedText`` (NFKC, `ß`, CJK segmentation).
-    package var version = 4
+    /// 5: REAL values are indexed as SQLite converts them to text (`0.3`, not Swift's
+    /// `0.30000000000000004`); an index of an earlier version is rebuilt once, online.
+    package var version = 5
     package var tokenizer: String
     /// Traditional Chinese folded to simplified (the model's `foldChineseVariants`).
     package var foldsChineseVariants = false
