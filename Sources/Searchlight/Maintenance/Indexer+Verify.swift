@@ -8,6 +8,10 @@ extension Indexer {
     /// Objects changed in history after the indexer's checkpoint are pending, not wrong: they
     /// are counted in ``VerificationReport/pending`` and left out of the comparison. Call
     /// ``indexPendingChanges()`` first to verify everything.
+    ///
+    /// The expected text of each field is the text SQLite itself gives the column's value
+    /// (`CAST(column AS TEXT)`), so a value the indexer converted differently is stale. Rows
+    /// and documents are compared a chunk at a time: memory does not grow with the tables.
     public func verify() throws(SearchlightError) -> VerificationReport {
         try SearchlightError.catching("cannot verify the index") {
             var report = try store.dbPool.read { db in try verify(db) }
@@ -59,9 +63,10 @@ extension Indexer {
     /// Compares, in one read transaction (one snapshot), every entity's source rows with its
     /// documents, chunk by chunk so that memory does not grow with the tables:
     ///
-    /// 1. Source rows in key order, in chunks (at most ``Configuration/rebuildChunkSize`` and
-    ///    ``verifyChunkSize`` rows, or about 4 MB of text): the text they should have in the index is compared with the
-    ///    chunk's documents, looked up by key. This finds missing, stale and excluded documents.
+    /// 1. Source rows in key order, in chunks (at most ``verifyChunkSize`` rows, fewer if
+    ///    ``Configuration/rebuildChunkSize`` is smaller, or about 4 MB of text): the text they
+    ///    should have in the index is compared with the chunk's documents, looked up by key.
+    ///    This finds missing, stale and excluded documents.
     /// 2. Documents in chunks: those whose row no longer exists are extra.
     ///
     /// The expected text of a field is the text SQLite gives the column's value
