@@ -139,6 +139,23 @@ import SearchlightTestSupport
         #expect(small.bytes > 10 * 2 * 240, "a chunk holds the expected and the indexed text of 10 notes")
     }
 
+    /// A chunk of large documents ends at a size of text, not at a number of rows.
+    @Test func verifyHoldsAChunkOfLargeDocumentsUpToItsTextSize() throws {
+        let f = try Fixture()
+        let body = String(repeating: "lorem ipsum ", count: 1 << 16)  // 768 KiB
+        try f.store.write(author: "app") { db in
+            for i in 1...8 { try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, 'large', ?)", arguments: [i, body]) }
+        }
+        try f.runIndexer()
+        let chunks = Mutex<[Indexer.VerificationChunk]>([])
+        let report = try f.store.dbPool.read { db in try f.indexer.verify(db) { chunk in chunks.withLock { $0.append(chunk) } } }
+        #expect(report.isConsistent)
+        // Rows are read until their expected text reaches the bound: 6 × 768 KiB ≥ 4 MiB.
+        let rows = chunks.withLock { $0 }.filter { $0.entity == "Note" && $0.textBytes > 0 }
+        #expect(rows.map(\.documents) == [6, 2])
+        #expect(rows.allSatisfy { $0.textBytes <= 2 * (EntityComparison.chunkTextBytes + body.utf8.count + 16) })
+    }
+
     @Test func verifyLeavesPendingChangesOut() throws {
         let f = try Fixture()
         try f.insertNote(1, title: "indexed")
