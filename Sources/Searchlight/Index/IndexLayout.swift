@@ -7,8 +7,10 @@ import SearchlightHistory
 /// searches read (so a model installed since never sends them to tables that do not exist),
 /// and a change of it (fields, weights, tokenizer, prefix indexes, a table's key) forces a rebuild.
 package struct IndexLayout: Codable, Hashable, Sendable {
-    /// 4: text is prepared by ``IndexedText`` (NFKC, `ß`, CJK segmentation). 5: every symbol,
-    /// punctuation, format or private-use character beyond ASCII has separators around it.
+    /// 4: text is prepared by ``IndexedText`` (NFKC, `ß`, CJK segmentation).
+    /// 5: every symbol, punctuation, format or private-use character beyond ASCII has
+    /// separators around it, and REAL values are indexed as SQLite converts them to text (`0.3`,
+    /// not Swift's `0.30000000000000004`). An index of an earlier version is rebuilt once, online.
     package var version = IndexLayout.currentVersion
     /// The version of the text preparation that this build writes.
     package static let currentVersion = 5

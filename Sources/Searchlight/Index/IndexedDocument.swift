@@ -41,15 +41,26 @@ package struct DocumentSource: Sendable {
             guard let document = try builder(row, db) else { return nil }
             return columns.map { text.prepare(document.values[$0] ?? "") }
         }
-        return columns.indices.map { text.prepare(Self.text(row[$0 + 1])) }
+        return try columns.indices.map { text.prepare(try Self.text(row[$0 + 1], db)) }
     }
 
     /// The SQL that reads rows: the key first, then the fields (or every column for a builder).
+    ///
+    /// A REAL field is read as SQLite writes it as text (`CAST(x AS TEXT)`: `0.1+0.2` is
+    /// `0.3`, `1e15` is `1.0e+15`), the text a plain FTS5 table over the column would index;
+    /// Swift would print other digits. Other values are read as stored:
+    ///
+    /// ```sql
+    /// SELECT "id", CASE typeof("price") WHEN 'real' THEN CAST("price" AS TEXT) ELSE "price" END
+    /// FROM "items" WHERE ...
+    /// ```
     package func selectSQL(where condition: String) -> String {
         let table = SQLQuoting.identifier(entity.entity.table)
         let key = SQLQuoting.identifier(entity.entity.primaryKey)
         let columns = builder == nil
-            ? entity.fieldColumns.map(SQLQuoting.identifier).joined(separator: ", ")
+            ? entity.fieldColumns.map(SQLQuoting.identifier)
+                .map { "CASE typeof(\($0)) WHEN 'real' THEN CAST(\($0) AS TEXT) ELSE \($0) END" }
+                .joined(separator: ", ")
             : "*"
         return "SELECT \(key), \(columns) FROM \(table) WHERE \(condition)"
     }
@@ -72,12 +83,14 @@ package struct DocumentSource: Sendable {
         return ids.map { ($0, result[$0] ?? nil) }
     }
 
-    private static func text(_ value: DatabaseValue) -> String {
+    /// The text of a field's value (``selectSQL(where:)`` has SQLite convert REAL values).
+    private static func text(_ value: DatabaseValue, _ db: Database) throws -> String {
         switch value.storage {
         case .null: ""
         case let .string(text): text
         case let .int64(number): String(number)
-        case let .double(number): String(number)
+        // Not reached through selectSQL; SQLite's conversion all the same.
+        case .double: try String.fetchOne(db, sql: "SELECT CAST(? AS TEXT)", arguments: [value]) ?? ""
         case let .blob(data): String(decoding: data, as: UTF8.self)
         }
     }

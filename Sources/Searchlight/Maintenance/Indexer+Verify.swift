@@ -8,6 +8,10 @@ extension Indexer {
     /// Objects changed in history after the indexer's checkpoint are pending, not wrong: they
     /// are counted in ``VerificationReport/pending`` and left out of the comparison. Call
     /// ``indexPendingChanges()`` first to verify everything.
+    ///
+    /// The expected text of each field is the text SQLite itself gives the column's value
+    /// (`CAST(column AS TEXT)`), so a value the indexer converted differently is stale. Rows
+    /// and documents are compared a chunk at a time: memory does not grow with the tables.
     public func verify() throws(SearchlightError) -> VerificationReport {
         try SearchlightError.catching("cannot verify the index") {
             var report = try store.dbPool.read { db in try verify(db) }
@@ -43,7 +47,33 @@ extension Indexer {
         return VerificationResult(found: found, repaired: repair && !found.isConsistent, isConsistent: consistent)
     }
 
-    private func verify(_ db: Database) throws -> VerificationReport {
+    /// The most rows (or keys) a chunk of ``verify()`` holds: each chunk is looked up with one
+    /// `IN (…)` list of keys.
+    static let verifyChunkSize = 500
+
+    /// What one step of ``verify(_:observe:)`` held in memory: the documents of one chunk of
+    /// source rows, or the keys of one chunk of indexed documents.
+    struct VerificationChunk: Hashable, Sendable {
+        var entity: String
+        var documents: Int
+        /// Bytes of expected and indexed text held for them.
+        var textBytes: Int
+    }
+
+    /// Compares, in one read transaction (one snapshot), every entity's source rows with its
+    /// documents, chunk by chunk so that memory does not grow with the tables:
+    ///
+    /// 1. Source rows in key order, in chunks (at most ``verifyChunkSize`` rows, fewer if
+    ///    ``Configuration/rebuildChunkSize`` is smaller, or about 4 MB of text): the text they
+    ///    should have in the index is compared with the chunk's documents, looked up by key.
+    ///    This finds missing, stale and excluded documents.
+    /// 2. Documents in chunks: those whose row no longer exists are extra.
+    ///
+    /// The expected text of a field is the text SQLite gives the column's value
+    /// (`CAST(x AS TEXT)`), prepared like the text of queries: it shares no value conversion
+    /// with the indexer's own reading of rows. (An entity with a ``DocumentBuilder`` is
+    /// compared with what its builder returns.)
+    func verify(_ db: Database, observe: ((VerificationChunk) -> Void)? = nil) throws -> VerificationReport {
         guard let live = try IndexState.live(db) else {
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
@@ -61,50 +91,24 @@ extension Indexer {
                 pendingCount += 1
             }
         }
-        let entities = layout.entities
         let writer = makeWriter(schema, layout)
         var reports: [VerificationReport.EntityReport] = []
         var integrityErrors: [String] = []
-        for entity in entities {
-            let skip = pending[entity.entity.name] ?? []
-            let source = writer.sources[entity.id]!
-            var expected: [ObjectID: [String]] = [:]
+        for entity in layout.entities {
+            var comparison = EntityComparison(
+                entity: entity, schema: schema, source: writer.sources[entity.id]!, text: layout.text,
+                skip: pending[entity.entity.name] ?? [], chunkSize: min(max(1, configuration.rebuildChunkSize), Self.verifyChunkSize),
+                observe: observe)
             // A suspended entity (its table is missing) must have no documents.
-            let rows = entity.isSuspended ? nil : try Row.fetchCursor(db, sql: source.selectSQL(where: "1"))
-            while let row = try rows?.next() {
-                guard let id = ObjectID.fromDatabaseValue(row[0]), !skip.contains(id) else { continue }
-                if let fields = try source.fields(of: row, db) { expected[id] = fields }
-            }
+            if !entity.isSuspended { try comparison.compareSourceRows(db) }
+            try comparison.findDocumentsWithoutRows(db)
             let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
-            let columns = entity.fieldColumns.map { "f.\(SQLQuoting.identifier($0))" }.joined(separator: ", ")
-            var indexed = 0
-            var missing: [ObjectID] = [], stale: [ObjectID] = [], extra: [ObjectID] = []
-            var found = Set<ObjectID>()
-            let documents = entity.usesRowidKeys
-                ? try Row.fetchCursor(db, sql: "SELECT f.rowid, 1, \(columns) FROM \(fts) f")
-                : try Row.fetchCursor(db, sql: """
-                    SELECT d."object_id", f.rowid IS NOT NULL, \(columns)
-                    FROM \(SQLQuoting.identifier(schema.documentTable)) d LEFT JOIN \(fts) f ON f.rowid = d."id"
-                    WHERE d."entity_id" = ?
-                    """, arguments: [entity.id])
-            while let row = try documents.next() {
-                guard let id = ObjectID.fromDatabaseValue(row[0]) else { continue }
-                indexed += 1
-                if skip.contains(id) { continue }
-                found.insert(id)
-                guard let fields = expected[id] else { extra.append(id); continue }
-                let hasText: Bool = row[1]
-                let text = (0..<entity.fieldColumns.count).map { (row[$0 + 2] as String?) ?? "" }
-                if !hasText || text != fields { stale.append(id) }
-            }
             // Full-text rows with no document row are invisible to search but still damage.
             let orphans = entity.usesRowidKeys ? 0 : try Int.fetchOne(db, sql: """
                 SELECT count(*) FROM \(fts) f WHERE NOT EXISTS (SELECT 1 FROM \(SQLQuoting.identifier(schema.documentTable)) d WHERE d."id" = f.rowid)
                 """) ?? 0
             if orphans > 0 { integrityErrors.append("\(entity.entity.name): \(orphans) full-text rows have no document") }
-            missing = expected.keys.filter { !found.contains($0) }
-            reports.append(.init(entity: entity.entity.name, sourceDocuments: expected.count, indexedDocuments: indexed,
-                                 missing: missing.sorted(), stale: stale.sorted(), extra: extra.sorted()))
+            reports.append(comparison.report)
         }
         let notIndexed = try store.captureStatus(in: db).notCapturing.compactMap { entity -> String? in
             guard case let .modelMismatch(message) = entity.state else { return nil }

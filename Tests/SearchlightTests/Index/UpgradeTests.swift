@@ -107,4 +107,27 @@ import SearchlightTestSupport
         #expect(try Indexer(store: store).verify().isConsistent)
         _ = db
     }
+
+    /// An index built when REAL values were indexed as Swift prints them (`0.30000000000000004`,
+    /// layout version 4) is rebuilt once, online, with the text SQLite gives them (`0.3`).
+    @Test func anIndexWithSwiftsDigitsForRealValuesIsRebuiltOnce() throws {
+        let db = try TestDatabase(schema: RealValueTests.schema)
+        try db.shell(RealValueTests.rows)
+        let store = try db.openStore(model: RealValueTests.model)
+        try Indexer(store: store).indexPendingChanges()
+        let fts = try RealValueTests.ftsTable(store)
+        // What an earlier release left: Swift's digits, in a layout of version 4.
+        try store.dbPool.write { db in
+            var layout = try IndexLayout(json: try #require(try IndexState.get(db, .layout, as: String.self)))
+            layout.version = 4
+            try IndexState.set(db, .layout, layout.json)
+            try db.execute(sql: "UPDATE \(fts) SET price = '0.30000000000000004' WHERE rowid = 1")
+        }
+        #expect(try SearchIndex(store: store).search("0.3", limit: nil).total == 0)
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == .modelChanged)
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == nil, "once")
+        #expect(try SearchIndex(store: store).search("0.3", limit: nil).hits.map(\.objectID) == [.integer(1)])
+        #expect(try Indexer(store: store).verify().isConsistent)
+        _ = db
+    }
 }

@@ -60,6 +60,102 @@ import SearchlightTestSupport
         #expect(try f.ids("ghost").isEmpty)
     }
 
+    /// Verify reads the source and the index chunk by chunk: differences are found wherever
+    /// they fall among the chunks, through the rowid keys and the document map alike.
+    @Test func verifyFindsEveryDifferenceAcrossChunks() throws {
+        var configuration = Indexer.Configuration()
+        configuration.rebuildChunkSize = 3
+        let f = try Fixture(configuration: configuration)
+        try f.store.write(author: "app") { db in
+            for i in 1...20 { try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [i, "note \(i)"]) }
+            for i in 1...10 { try db.execute(sql: "INSERT INTO people(uuid, name) VALUES (?, ?)", arguments: ["u\(i)", "person \(i)"]) }
+        }
+        try f.runIndexer()
+        #expect(try f.indexer.verify().isConsistent)
+        try f.store.dbPool.write { db in
+            let schema = try #require(try IndexState.live(db)).schema
+            let notes = schema.ftsTable(1), people = schema.ftsTable(2), documents = schema.documentTable
+            try db.execute(sql: "DELETE FROM \(notes) WHERE rowid IN (2, 9, 20)")
+            try db.execute(sql: "UPDATE \(notes) SET title = 'wrong' WHERE rowid IN (1, 5, 17)")
+            try db.execute(sql: "INSERT INTO \(notes)(rowid, title) VALUES (100, 'ghost'), (0, 'ghost')")
+            for uuid in ["u1", "u10"] {  // indexed without text
+                try db.execute(sql: "DELETE FROM \(people) WHERE rowid = (SELECT id FROM \(documents) WHERE object_id = ?)", arguments: [uuid])
+            }
+            for uuid in ["u4", "u7"] {  // missing
+                try db.execute(sql: "DELETE FROM \(people) WHERE rowid = (SELECT id FROM \(documents) WHERE object_id = ?)", arguments: [uuid])
+                try db.execute(sql: "DELETE FROM \(documents) WHERE object_id = ?", arguments: [uuid])
+            }
+            try db.execute(sql: "UPDATE \(people) SET name = 'wrong' WHERE rowid = (SELECT id FROM \(documents) WHERE object_id = 'u5')")
+            for uuid in ["u0", "u99"] {  // extra
+                try db.execute(sql: "INSERT INTO \(documents)(entity_id, object_id) VALUES (2, ?)", arguments: [uuid])
+                try db.execute(sql: "INSERT INTO \(people)(rowid, name) VALUES (last_insert_rowid(), 'ghost')")
+            }
+        }
+        let report = try f.indexer.verify()
+        let notes = try #require(report.entities.first { $0.entity == "Note" })
+        #expect(notes.missing == [2, 9, 20].map(ObjectID.integer))
+        #expect(notes.stale == [1, 5, 17].map(ObjectID.integer))
+        #expect(notes.extra == [0, 100].map(ObjectID.integer))
+        #expect(notes.sourceDocuments == 20 && notes.indexedDocuments == 19)
+        let people = try #require(report.entities.first { $0.entity == "Person" })
+        #expect(people.missing == [.text("u4"), .text("u7")])
+        #expect(people.stale == [.text("u1"), .text("u10"), .text("u5")])
+        #expect(people.extra == [.text("u0"), .text("u99")])
+        #expect(people.sourceDocuments == 10 && people.indexedDocuments == 10)
+        try f.indexer.repair()
+        #expect(try f.indexer.verify().isConsistent)
+        #expect(try f.ids("ghost OR wrong").isEmpty)
+    }
+
+    /// Verify holds one chunk of documents at a time: the most it holds at once (documents and
+    /// bytes of text) is the same for a table ten times larger. It used to hold every document.
+    @Test func verifyHoldsOneChunkAtATimeWhateverTheTableSize() throws {
+        var configuration = Indexer.Configuration()
+        configuration.rebuildChunkSize = 10
+        func largest(notes: Int, people: Int) throws -> (documents: Int, bytes: Int) {
+            let f = try Fixture(configuration: configuration)
+            try f.store.write(author: "app") { db in
+                for i in 1...notes {
+                    try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)",
+                                   arguments: [i, String(format: "note %06d", i), String(repeating: "lorem ipsum ", count: 20)])
+                }
+                for i in 1...people { try db.execute(sql: "INSERT INTO people(uuid, name) VALUES (?, ?)", arguments: [String(format: "u%06d", i), "someone"]) }
+            }
+            try f.runIndexer()
+            let chunks = Mutex<[Indexer.VerificationChunk]>([])
+            let report = try f.store.dbPool.read { db in try f.indexer.verify(db) { chunk in chunks.withLock { $0.append(chunk) } } }
+            #expect(report.isConsistent)
+            let seen = chunks.withLock { $0 }
+            // Every row and every document was compared (once as a row, once as a document).
+            #expect(seen.filter { $0.entity == "Note" }.reduce(0) { $0 + $1.documents } == 2 * notes)
+            #expect(seen.filter { $0.entity == "Person" }.reduce(0) { $0 + $1.documents } == 2 * people)
+            return (seen.map(\.documents).max() ?? 0, seen.map(\.textBytes).max() ?? 0)
+        }
+        let small = try largest(notes: 35, people: 12)
+        let large = try largest(notes: 350, people: 120)
+        #expect(small.documents == 10)
+        #expect(large.documents == small.documents)
+        #expect(large.bytes == small.bytes)
+        #expect(small.bytes > 10 * 2 * 240, "a chunk holds the expected and the indexed text of 10 notes")
+    }
+
+    /// A chunk of large documents ends at a size of text, not at a number of rows.
+    @Test func verifyHoldsAChunkOfLargeDocumentsUpToItsTextSize() throws {
+        let f = try Fixture()
+        let body = String(repeating: "lorem ipsum ", count: 1 << 16)  // 768 KiB
+        try f.store.write(author: "app") { db in
+            for i in 1...8 { try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, 'large', ?)", arguments: [i, body]) }
+        }
+        try f.runIndexer()
+        let chunks = Mutex<[Indexer.VerificationChunk]>([])
+        let report = try f.store.dbPool.read { db in try f.indexer.verify(db) { chunk in chunks.withLock { $0.append(chunk) } } }
+        #expect(report.isConsistent)
+        // Rows are read until their expected text reaches the bound: 6 × 768 KiB ≥ 4 MiB.
+        let rows = chunks.withLock { $0 }.filter { $0.entity == "Note" && $0.textBytes > 0 }
+        #expect(rows.map(\.documents) == [6, 2])
+        #expect(rows.allSatisfy { $0.textBytes <= 2 * (EntityComparison.chunkTextBytes + body.utf8.count + 16) })
+    }
+
     @Test func verifyLeavesPendingChangesOut() throws {
         let f = try Fixture()
         try f.insertNote(1, title: "indexed")

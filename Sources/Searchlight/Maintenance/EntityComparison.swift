@@ -1,0 +1,148 @@
+import GRDB
+import SearchlightHistory
+
+/// Compares one entity's source rows with its documents in the index, chunk by chunk, inside
+/// the caller's read transaction (``Indexer/verify(_:observe:)``). What it holds at any time is
+/// one chunk, whatever the size of the table, plus the objects found to differ.
+struct EntityComparison {
+    let entity: IndexedEntity
+    let schema: IndexSchema
+    /// The indexer's reading of the rows, used only for an entity with a ``DocumentBuilder``.
+    let source: DocumentSource
+    let text: IndexedText
+    /// Objects with history after the indexer's checkpoint: left out.
+    let skip: Set<ObjectID>
+    /// Rows (or keys) per chunk.
+    let chunkSize: Int
+    let observe: ((Indexer.VerificationChunk) -> Void)?
+
+    /// A chunk of source rows also ends once its text reaches this size (large documents).
+    static let chunkTextBytes = 4 << 20
+
+    private var sourceDocuments = 0
+    private var indexedDocuments = 0
+    private var missing: [ObjectID] = [], stale: [ObjectID] = [], extra: [ObjectID] = []
+
+    init(entity: IndexedEntity, schema: IndexSchema, source: DocumentSource, text: IndexedText, skip: Set<ObjectID>,
+         chunkSize: Int, observe: ((Indexer.VerificationChunk) -> Void)?) {
+        self.entity = entity
+        self.schema = schema
+        self.source = source
+        self.text = text
+        self.skip = skip
+        self.chunkSize = chunkSize
+        self.observe = observe
+    }
+
+    var report: VerificationReport.EntityReport {
+        .init(entity: entity.entity.name, sourceDocuments: sourceDocuments, indexedDocuments: indexedDocuments,
+              missing: missing.sorted(), stale: stale.sorted(), extra: extra.sorted())
+    }
+
+    private var table: String { SQLQuoting.identifier(entity.entity.table) }
+    private var key: String { SQLQuoting.identifier(entity.entity.primaryKey) }
+    private var fts: String { SQLQuoting.identifier(schema.ftsTable(entity.id)) }
+    private var documentTable: String { SQLQuoting.identifier(schema.documentTable) }
+
+    /// Reads the source rows in key order with the text they should have: SQLite's own text for
+    /// each value, whatever its type (for a builder, every column, as the indexer reads them).
+    ///
+    /// ```sql
+    /// SELECT "id", CAST("title" AS TEXT), CAST("price" AS TEXT) FROM "items" ORDER BY "id"
+    /// ```
+    private var expectedSQL: String {
+        guard source.builder == nil else { return source.selectSQL(where: "1") + " ORDER BY \(key)" }
+        let columns = entity.fieldColumns.map { "CAST(\(SQLQuoting.identifier($0)) AS TEXT)" }.joined(separator: ", ")
+        return "SELECT \(key), \(columns) FROM \(table) ORDER BY \(key)"
+    }
+
+    /// Pass 1: the source rows, chunk by chunk, each chunk compared with its documents (found
+    /// by key): missing, stale, and excluded by a builder but indexed (extra).
+    mutating func compareSourceRows(_ db: Database) throws {
+        let rows = try Row.fetchCursor(db, sql: expectedSQL)
+        var chunk: [(id: ObjectID, fields: [String]?)] = []
+        var bytes = 0
+        while let row = try rows.next() {
+            guard let id = ObjectID.fromDatabaseValue(row[0]), !skip.contains(id) else { continue }
+            let fields: [String]? = source.builder == nil
+                ? (0..<entity.fieldColumns.count).map { text.prepare((row[$0 + 1] as String?) ?? "") }
+                : try source.fields(of: row, db)
+            bytes += fields?.reduce(0) { $0 + $1.utf8.count } ?? 0
+            chunk.append((id, fields))
+            if chunk.count >= chunkSize || bytes >= Self.chunkTextBytes {
+                try compare(chunk, expectedBytes: bytes, db)
+                chunk.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
+        }
+        if !chunk.isEmpty { try compare(chunk, expectedBytes: bytes, db) }
+    }
+
+    private mutating func compare(_ chunk: [(id: ObjectID, fields: [String]?)], expectedBytes: Int, _ db: Database) throws {
+        let columns = entity.fieldColumns.map { "f.\(SQLQuoting.identifier($0))" }.joined(separator: ", ")
+        let marks = databaseQuestionMarks(count: chunk.count)
+        let ids = StatementArguments(chunk.map(\.id))
+        let documents = entity.usesRowidKeys
+            ? try Row.fetchCursor(db, sql: "SELECT f.rowid, 1, \(columns) FROM \(fts) f WHERE f.rowid IN (\(marks))", arguments: ids)
+            : try Row.fetchCursor(db, sql: """
+                SELECT d."object_id", f.rowid IS NOT NULL, \(columns)
+                FROM \(documentTable) d LEFT JOIN \(fts) f ON f.rowid = d."id"
+                WHERE d."entity_id" = ? AND d."object_id" IN (\(marks))
+                """, arguments: [entity.id] + ids)
+        /// Indexed text by object; an empty array for a document without text.
+        var indexed: [ObjectID: [String]] = [:]
+        var bytes = expectedBytes
+        while let row = try documents.next() {
+            guard let id = ObjectID.fromDatabaseValue(row[0]) else { continue }
+            let hasText: Bool = row[1]
+            let fields = hasText ? (0..<entity.fieldColumns.count).map { (row[$0 + 2] as String?) ?? "" } : []
+            bytes += fields.reduce(0) { $0 + $1.utf8.count }
+            indexed[id] = fields
+        }
+        observe?(.init(entity: entity.entity.name, documents: chunk.count, textBytes: bytes))
+        for (id, expected) in chunk {
+            let found = indexed[id]
+            guard let expected else {
+                if found != nil { extra.append(id) }
+                continue
+            }
+            sourceDocuments += 1
+            guard let found else { missing.append(id); continue }
+            // No entity has zero fields, so an empty array is never the text of a document.
+            if found != expected { stale.append(id) }
+        }
+    }
+
+    /// Pass 2: the documents, chunk by chunk; those whose row does not exist are extra (a
+    /// suspended entity should have none at all).
+    mutating func findDocumentsWithoutRows(_ db: Database) throws {
+        let documents = entity.usesRowidKeys
+            ? try DatabaseValue.fetchCursor(db, sql: "SELECT rowid FROM \(fts)")
+            : try DatabaseValue.fetchCursor(db, sql: "SELECT \"object_id\" FROM \(documentTable) WHERE \"entity_id\" = ?", arguments: [entity.id])
+        var chunk: [ObjectID] = []
+        while let value = try documents.next() {
+            guard let id = ObjectID.fromDatabaseValue(value) else { continue }
+            indexedDocuments += 1
+            if skip.contains(id) { continue }
+            chunk.append(id)
+            if chunk.count >= chunkSize {
+                try findRows(chunk, db)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        if !chunk.isEmpty { try findRows(chunk, db) }
+    }
+
+    private mutating func findRows(_ chunk: [ObjectID], _ db: Database) throws {
+        observe?(.init(entity: entity.entity.name, documents: chunk.count, textBytes: 0))
+        guard !entity.isSuspended else { extra += chunk; return }
+        let rows = try DatabaseValue.fetchCursor(
+            db, sql: "SELECT \(key) FROM \(table) WHERE \(key) IN (\(databaseQuestionMarks(count: chunk.count)))",
+            arguments: StatementArguments(chunk))
+        var found = Set<ObjectID>()
+        while let value = try rows.next() {
+            if let id = ObjectID.fromDatabaseValue(value) { found.insert(id) }
+        }
+        extra += chunk.filter { !found.contains($0) }
+    }
+}
