@@ -113,14 +113,13 @@ struct HistoryCommand: AsyncParsableCommand {
         var request = request(start: start)
         request.limit = limit == 0 ? nil : limit
         let feed = store.history(request, follow: follow)
-        // Print pages until the feed ends (no --follow), fails, or a signal arrives.
+        // Print pages as the feed reads them, until it ends (no --follow), fails, or a signal
+        // arrives: one page in memory at a time, one write per page.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                var header = true
-                for try await page in feed {
-                    try emit(page, header: header)
-                    header = false
-                }
+                var writer = PageWriter(format: format)
+                for try await page in feed { try writer.emit(page) }
+                if !follow { try writer.finish() }
             }
             if follow { group.addTask { await Signals.waitForTermination() } }
             try await group.next()
@@ -128,24 +127,47 @@ struct HistoryCommand: AsyncParsableCommand {
         }
     }
 
-    /// Prints transactions; returns the last token printed.
-    func emit(_ transactions: [HistoryTransaction], header: Bool) throws {
-        if format == .jsonl {
-            for transaction in transactions { print(try Output.json(Line(transaction: transaction), pretty: false)) }
-        } else {
-            var rows = header ? [["TOKEN", "TIMESTAMP", "AUTHOR", "CONTEXT", "CHANGE", "ENTITY", "ID", "DETAIL"]] : []
-            for transaction in transactions {
-                for (index, change) in transaction.changes.enumerated() {
-                    let detail = change.updatedColumns?.joined(separator: ",")
-                        ?? change.tombstone.map { $0.keys.sorted().map { "\($0)=\(change.tombstone![$0]!)" }.joined(separator: " ") } ?? ""
-                    rows.append(index == 0
-                        ? [transaction.token.description, Output.iso8601(transaction.timestamp), transaction.author ?? "-", transaction.contextName ?? "-",
-                           change.type.description, change.entity, change.objectID.description, Output.clip(detail, 40)]
-                        : ["", "", "", "", change.type.description, change.entity, change.objectID.description, Output.clip(detail, 40)])
-                }
-            }
-            if !rows.isEmpty { print(Output.table(rows)) }
+    /// Formats pages of transactions and writes each page to stdout in one write, flushed (a
+    /// follower reads lines as they come).
+    struct PageWriter {
+        let format: Format
+        private var header = true
+        private let encoder: JSONEncoder
+
+        init(format: Format) {
+            self.format = format
+            encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         }
-        fflush(nil) // every stream: a follower reads lines as they come
+
+        mutating func emit(_ transactions: [HistoryTransaction]) throws {
+            var output = Data()
+            if format == .jsonl {
+                for transaction in transactions {
+                    output.append(try encoder.encode(Line(transaction: transaction)))
+                    output.append(0x0A)
+                }
+            } else {
+                var rows = header ? [["TOKEN", "TIMESTAMP", "AUTHOR", "CONTEXT", "CHANGE", "ENTITY", "ID", "DETAIL"]] : []
+                for transaction in transactions {
+                    for (index, change) in transaction.changes.enumerated() {
+                        let detail = change.updatedColumns?.joined(separator: ",")
+                            ?? change.tombstone.map { $0.keys.sorted().map { "\($0)=\(change.tombstone![$0]!)" }.joined(separator: " ") } ?? ""
+                        rows.append(index == 0
+                            ? [transaction.token.description, Output.iso8601(transaction.timestamp), transaction.author ?? "-", transaction.contextName ?? "-",
+                               change.type.description, change.entity, change.objectID.description, Output.clip(detail, 40)]
+                            : ["", "", "", "", change.type.description, change.entity, change.objectID.description, Output.clip(detail, 40)])
+                    }
+                }
+                if !rows.isEmpty { output.append(contentsOf: (Output.table(rows) + "\n").utf8) }
+            }
+            header = false
+            try Output.write(output)
+        }
+
+        /// The table's header alone when there was no transaction to list.
+        mutating func finish() throws {
+            if header && format == .table { try emit([]) }
+        }
     }
 }
