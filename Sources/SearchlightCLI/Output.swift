@@ -62,11 +62,11 @@ enum Output {
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    private static let iso8601Style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
     /// `2026-11-22T10:00:00.000Z`
     static func iso8601(_ date: Date) -> String {
-        iso8601Style.format(date)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 
     /// Writes bytes to stdout, after anything `print` buffered, and flushes.
