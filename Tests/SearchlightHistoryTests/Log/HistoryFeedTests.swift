@@ -114,4 +114,49 @@ import SearchlightTestSupport
             #expect(typed.code == .unknownEntity)
         }
     }
+
+    /// Following reads its backlog in pages, then what commits after, in pages too; a
+    /// transaction larger than a page comes whole, in a page of its own.
+    @Test func followingPagesTheBacklogThenNewCommits() async throws {
+        let counter = StepCounter()
+        let (database, store) = try Self.store(transactions: 200, counter)
+        defer { withExtendedLifetime(database) {} }
+        let pageSize = 20
+        let received = try await withThrowingTaskGroup(of: [[HistoryTransaction]]?.self) { group in
+            group.addTask {
+                var pages: [[HistoryTransaction]] = []
+                var count = 0
+                for try await page in HistoryFeed(store: store, request: .all, follow: true, pageSize: pageSize) {
+                    pages.append(page)
+                    count += page.count
+                    if count == 200 {
+                        // Caught up with the backlog: commit a large transaction, then small ones.
+                        try await store.write(author: "bulk") { db in
+                            try db.execute(sql: "UPDATE notes SET body = 'b' WHERE id <= 50")
+                        }
+                        try await store.dbPool.write { db in
+                            try db.execute(sql: "UPDATE notes SET body = 'c' WHERE id > 150")
+                        }
+                    }
+                    if count == 200 + 1 + 50 { break }
+                }
+                return pages
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(120)) // a bound, not a latency assertion
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+        let pages = try #require(received, "the feed delivered the backlog and the new commits within the bound")
+        let transactions = pages.flatMap { $0 }
+        #expect(transactions.map(\.token) == (try store.fetchTransactions(.all)).map(\.token))
+        for page in pages {
+            let rows = page.reduce(0) { $0 + 1 + $1.changes.count }
+            #expect(rows <= pageSize || page.count == 1, "a page of \(page.count) transactions, \(rows) log rows")
+        }
+        #expect(pages.contains { $0.count == 1 && $0[0].author == "bulk" && $0[0].changes.count == 50 })
+    }
 }
