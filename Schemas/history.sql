@@ -1,4 +1,4 @@
--- Searchlight history log: the tables HistoryStore creates (history schema version 1).
+-- Searchlight history log: the tables HistoryStore creates (history schema version 2).
 -- What the library creates must match this file: Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift.
 -- Regenerate with: python3 Schemas/tools/generate.py
 
@@ -46,7 +46,8 @@ CREATE TABLE "searchlight_log" (
 );
 
 -- Scratch rows the triggers use to record INSERT OR REPLACE of an existing key as a
--- delete (with its tombstone) followed by an insert.
+-- delete (with its tombstone) followed by an insert. object_id has no type affinity; the
+-- triggers compare it with +NEW."k" (no affinity either), so that the primary key answers.
 CREATE TABLE "searchlight_replaced" (
   "entity_id" INTEGER NOT NULL,
   "object_id" NOT NULL,
@@ -64,3 +65,10 @@ CREATE TABLE "searchlight_consumer" (
   "transaction_timestamp" REAL,
   "checkpointed_at" REAL
 ) WITHOUT ROWID;
+
+-- Scratch lookups of NOCASE and RTRIM keys compare with the key's collation: these
+-- indexes answer them as the primary key answers BINARY keys (history schema version 2). They
+-- cover the tombstone, so that no plan prefers scanning the primary key's entity_id prefix.
+CREATE INDEX "searchlight_replaced_nocase" ON "searchlight_replaced"("entity_id", "object_id" COLLATE NOCASE, "tombstone");
+
+CREATE INDEX "searchlight_replaced_rtrim" ON "searchlight_replaced"("entity_id", "object_id" COLLATE RTRIM, "tombstone");

@@ -7,7 +7,8 @@
 -- A scratch row of searchlight_replaced (the row an INSERT OR REPLACE, an UPSERT or an
 -- UPDATE OR REPLACE overwrote) lives until its key is next updated or deleted, or until
 -- cleanup runs (deleting it here on every insert cost single-row writes 8%). Scratch keys
--- compare with the key column's collation.
+-- compare with the key column's collation, and without its affinity (+NEW."k"), so that
+-- the scratch table's primary key or its NOCASE or RTRIM index finds them.
 
 CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
 WHEN {{not_open}}

@@ -26,7 +26,11 @@ Headers: timestamp in seconds since 1970 (informational: never used to order or
 checkpoint); author, context and process_id are NULL for writes made outside
 HistoryStore.write; open is 1 only inside an uncommitted HistoryStore.write.""",
     "searchlight_replaced": """Scratch rows the triggers use to record INSERT OR REPLACE of an existing key as a
-delete (with its tombstone) followed by an insert.""",
+delete (with its tombstone) followed by an insert. object_id has no type affinity; the
+triggers compare it with +NEW."k" (no affinity either), so that the primary key answers.""",
+    "searchlight_replaced_nocase": """Scratch lookups of NOCASE and RTRIM keys compare with the key's collation: these
+indexes answer them as the primary key answers BINARY keys (history schema version 2). They
+cover the tombstone, so that no plan prefers scanning the primary key's entity_id prefix.""",
     "searchlight_consumer": """Consumers (authors that read history) and their checkpoints. required = 1: cleanup
 waits for this consumer. token, transaction_timestamp, checkpointed_at: its checkpoint.""",
 }
@@ -40,14 +44,14 @@ def swift_statements(path):
 
 def history_sql():
     out = [
-        "-- Searchlight history log: the tables HistoryStore creates (history schema version 1).",
+        "-- Searchlight history log: the tables HistoryStore creates (history schema version 2).",
         "-- What the library creates must match this file: Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift.",
         "-- Regenerate with: python3 Schemas/tools/generate.py",
         "",
     ]
     for statement in swift_statements("Sources/SearchlightHistory/Capture/HistorySchema.swift"):
         name = statement.split()[2].strip('"')
-        if statement.startswith("CREATE TABLE") and name in COMMENTS:
+        if name in COMMENTS:
             out += ["-- " + line for line in COMMENTS[name].splitlines()]
         out.append(statement + ";\n")
     open("Schemas/history.sql", "w").write("\n".join(out))

@@ -62,10 +62,18 @@ enum Output {
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// `2026-11-22T10:00:00.000Z`
     static func iso8601(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
+    }
+
+    /// Writes bytes to stdout, after anything `print` buffered, and flushes.
+    static func write(_ data: Data) throws {
+        fflush(nil)
+        guard !data.isEmpty else { return }
+        try FileHandle.standardOutput.write(contentsOf: data)
     }
 
     /// Text on one line, at most `width` characters.

@@ -390,46 +390,24 @@ public final class HistoryStore: Sendable {
 }
 
 extension HistoryStore {
-    /// The change feed: the transactions `request` selects, then, if `follow` is true, each new
-    /// matching transaction as it commits (in this process or another), until the consuming task
-    /// is cancelled. Each element is a page of transactions in token order.
+    /// The change feed: the transactions `request` selects, in pages read as they are consumed,
+    /// then, if `follow` is true, each new matching transaction as it commits (in this process
+    /// or another), until the consuming task is cancelled. Each element is a page of
+    /// transactions in token order; the feed holds one page at a time, whatever the backlog.
+    /// See ``HistoryFeed``.
     ///
-    /// With a `limit`, the first page holds at most that many transactions and following
-    /// resumes from the head (the rest of the backlog is left out on purpose). The stream ends
-    /// with a ``SearchlightError`` if reading fails (`historyExpired` when cleanup deletes
-    /// history the feed has not read yet).
+    /// With a `limit`, the backlog stops after that many transactions and following resumes
+    /// from the head (the rest of the backlog is left out on purpose). Iterating throws a
+    /// ``SearchlightError`` if reading fails (`historyExpired` when cleanup deletes history
+    /// the feed has not read yet).
     ///
     /// ```swift
     /// for try await page in store.history(.after(checkpoint), follow: true) {
     ///     for transaction in page { print(transaction.token, transaction.changes.count) }
     /// }
     /// ```
-    public func history(_ request: HistoryRequest, follow: Bool) -> AsyncThrowingStream<[HistoryTransaction], any Error> {
-        AsyncThrowingStream { continuation in
-            let updates = follow ? historyUpdates() : nil // subscribe first: no commit is missed
-            let task = Task { [self] in
-                do {
-                    // One snapshot: the backlog, and the head it was read at.
-                    var (page, cursor) = try await dbPool.read { db in
-                        (try HistoryLog.fetchTransactions(request, db), try HistoryLog.headToken(db))
-                    }
-                    if !page.isEmpty || !follow { continuation.yield(page) }
-                    if let updates {
-                        for await _ in updates {
-                            let next = HistoryRequest(start: .token(cursor), filter: request.filter)
-                            (page, cursor) = try await dbPool.read { db in
-                                (try HistoryLog.fetchTransactions(next, db), try HistoryLog.headToken(db))
-                            }
-                            if !page.isEmpty { continuation.yield(page) }
-                        }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: SearchlightError(wrapping: error, doing: "cannot read history"))
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+    public func history(_ request: HistoryRequest, follow: Bool) -> HistoryFeed {
+        HistoryFeed(store: self, request: request, follow: follow)
     }
 }
 

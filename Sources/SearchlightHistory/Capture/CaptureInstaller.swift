@@ -76,9 +76,18 @@ package struct CaptureInstaller {
         }
     }
 
-    /// Whether the schema changed since the last install or heal (one pragma, one point query).
+    /// Whether the schema changed since the last install or heal, or an older release installed
+    /// the triggers or the history tables (one pragma, one query): a heal then upgrades them.
     package static func schemaChanged(_ db: Database) throws -> Bool {
-        try Int64.fetchOne(db, sql: "PRAGMA schema_version") != Meta.get(db, .captureSchemaVersion, as: Int64.self)
+        let schemaVersion = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT (SELECT "value" FROM "searchlight_meta" WHERE "key" = ?),
+                   (SELECT "value" FROM "searchlight_meta" WHERE "key" = ?),
+                   (SELECT "value" FROM "searchlight_meta" WHERE "key" = ?)
+            """, arguments: [MetaKey.captureSchemaVersion, MetaKey.captureVersion, MetaKey.schemaVersion]) else { return true }
+        return schemaVersion != row[0] as Int64?
+            || row[1] as Int? != CaptureTriggers.version
+            || row[2] as Int? != HistorySchema.currentVersion
     }
 
     /// The trigger kinds every release installed: an entity missing one of them on its table

@@ -28,7 +28,13 @@ package struct CaptureTriggers {
     /// - `{{old_tombstone}}`, `{{row_tombstone}}`: a JSON object of the `preserveOnDelete` values
     /// - `{{replaced_is_new}}`, `{{replaced_is_old}}`: a scratch row of `searchlight_replaced`
     ///   holds the key `NEW."k"` (or `OLD."k"`), compared with the key column's collation (so
-    ///   that `'A'` replacing `'a'` in a NOCASE key finds the row it replaced)
+    ///   that `'A'` replacing `'a'` in a NOCASE key finds the row it replaced). The key is
+    ///   written `+NEW."k"`: the unary plus drops the column's affinity, so the comparison has
+    ///   none either, as `object_id` has none, and SQLite can answer it through the scratch
+    ///   table's primary key (BINARY keys) or its NOCASE and RTRIM indexes. With the affinity of
+    ///   an INTEGER or REAL key, the comparison could use no index, and every lookup read every
+    ///   scratch row of the entity. The values compare the same: `object_id` holds values of the
+    ///   key column, which already have its affinity, and 1 still equals 1.0.
     package static let template = #"""
     -- Searchlight capture triggers: the set installed on each tracked table.
     -- A BEFORE trigger opens a transaction with no author unless the newest transaction is an
@@ -39,7 +45,8 @@ package struct CaptureTriggers {
     -- A scratch row of searchlight_replaced (the row an INSERT OR REPLACE, an UPSERT or an
     -- UPDATE OR REPLACE overwrote) lives until its key is next updated or deleted, or until
     -- cleanup runs (deleting it here on every insert cost single-row writes 8%). Scratch keys
-    -- compare with the key column's collation.
+    -- compare with the key column's collation, and without its affinity (+NEW."k"), so that
+    -- the scratch table's primary key or its NOCASE or RTRIM index finds them.
 
     CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
     WHEN {{not_open}}
@@ -125,7 +132,7 @@ package struct CaptureTriggers {
 
     /// The version of ``template``: a store opened on a database whose triggers are older
     /// reinstalls them from the stored model.
-    package static let version = 3
+    package static let version = 4
 
     /// The token of the transaction a trigger records into: the newest log row's.
     static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
@@ -191,8 +198,8 @@ package struct CaptureTriggers {
             "row_tombstone": tombstone(""),
             "table": SQLQuoting.identifier(entity.table),
             "key": key,
-            "replaced_is_new": "\"object_id\" = NEW.\(key)\(collate)",
-            "replaced_is_old": "\"object_id\" = OLD.\(key)\(collate)",
+            "replaced_is_new": "\"object_id\" = +NEW.\(key)\(collate)",
+            "replaced_is_old": "\"object_id\" = +OLD.\(key)\(collate)",
             "id": String(entityID),
         ])
         let statements = sql.components(separatedBy: "\nEND;")

@@ -62,6 +62,19 @@ package enum HistorySchema {
             ) WITHOUT ROWID
             """,
         ],
+        // Version 2: the capture triggers look up a scratch row by its key compared with the key
+        // column's collation; these indexes answer NOCASE and RTRIM keys as the primary key
+        // answers BINARY ones (without them, each lookup read every scratch row of the entity).
+        // They cover the tombstone: SQLite 3.40 preferred scanning the primary key's entity_id
+        // prefix to an index it would have to leave for the tombstone.
+        [
+            """
+            CREATE INDEX "searchlight_replaced_nocase" ON "searchlight_replaced"("entity_id", "object_id" COLLATE NOCASE, "tombstone")
+            """,
+            """
+            CREATE INDEX "searchlight_replaced_rtrim" ON "searchlight_replaced"("entity_id", "object_id" COLLATE RTRIM, "tombstone")
+            """,
+        ],
     ]
 
     package static var currentVersion: Int { migrations.count }

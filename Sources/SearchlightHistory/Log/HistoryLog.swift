@@ -61,7 +61,6 @@ package enum HistoryLog {
     /// Calls `body` with each transaction after `start`, in token order, with all its changes,
     /// until `body` returns false. One range scan of the log.
     package static func scan(after start: HistoryRequest.Start, _ db: Database, _ body: (HistoryTransaction) throws -> Bool) throws {
-        let entities = try EntityNames.fetch(db)
         var after: Int64 = 0
         var since: Double?
         switch start {
@@ -69,27 +68,75 @@ package enum HistoryLog {
         case let .token(token): after = token.rawValue
         case let .date(date): since = date.timeIntervalSince1970
         }
-        let rows = try Row.fetchCursor(db, sql: """
+        try scan(after: after, db) { transaction, _ in
+            if let since, transaction.timestamp.timeIntervalSince1970 <= since { return true }
+            return try body(transaction)
+        }
+    }
+
+    /// Calls `body` with each transaction whose token is above `after`, in token order, with
+    /// all its changes and the number of log rows it holds (its header included), until `body`
+    /// returns false. One range scan of the log's rowid, from the first row after `after`:
+    ///
+    /// ```sql
+    /// SELECT "id", "token", "type", "entity_id", "object_id", "updated_columns", "tombstone",
+    ///        "timestamp", "author", "context", "process_id"
+    /// FROM "searchlight_log" WHERE "id" > ? ORDER BY "id"
+    /// ```
+    static func scan(after: Int64, _ db: Database, _ body: (HistoryTransaction, Int) throws -> Bool) throws {
+        let entities = try EntityNames.fetch(db)
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT "id", "token", "type", "entity_id", "object_id", "updated_columns", "tombstone",
                    "timestamp", "author", "context", "process_id"
             FROM "searchlight_log" WHERE "id" > ? ORDER BY "id"
-            """, arguments: [after])
+            """), arguments: [after])
         var current: HistoryTransaction?
+        var currentRows = 0
+        // Columns by position (the order of the SELECT above): a name lookup per value cost
+        // more than the rest of the decoding.
         while let row = try rows.next() {
-            let token: HistoryToken = row["token"]
+            let token: Int64 = row[1]
             // Rows of a transaction at or before the start (its header was before the range).
-            if token.rawValue <= after { continue }
-            if (row["type"] as LogRowType?) == .transactionHeader {
-                if let transaction = current, try !body(transaction) { return }
+            if token <= after { continue }
+            let type: Int64 = row[2]
+            if type == Int64(LogRowType.transactionHeader.rawValue) {
+                if let transaction = current, try !body(transaction, currentRows) { return }
                 current = HistoryTransaction(
-                    token: token, timestamp: Date(timeIntervalSince1970: row["timestamp"] ?? 0),
-                    author: row["author"], contextName: row["context"], processID: row["process_id"], changes: [])
-                if let since, current!.timestamp.timeIntervalSince1970 <= since { current = nil }
-            } else if current != nil, current!.token == token, let change = try decodeChange(row, entities, db) {
-                current!.changes.append(change)
+                    token: HistoryToken(token), timestamp: Date(timeIntervalSince1970: row[7] ?? 0),
+                    author: row[8], contextName: row[9], processID: row[10], changes: [])
+                currentRows = 1
+            } else if current?.token.rawValue == token {
+                currentRows += 1
+                if let change = try decodeChange(row, type: type, entities, db) { current!.changes.append(change) }
             }
         }
-        if let transaction = current { _ = try body(transaction) }
+        if let transaction = current { _ = try body(transaction, currentRows) }
+    }
+
+    /// One page of history: the transactions after `cursor` (and at or before `bound`, if
+    /// given) in token order, whole, until they hold at least `rows` log rows or number
+    /// `transactions`; those that match `filter` (and were recorded after `since`, if given)
+    /// are returned. `last` is the last token read (nil when nothing is left), where the next
+    /// page starts: pages are keyed by token, so each one costs the same whatever precedes it.
+    package static func page(after cursor: HistoryToken, through bound: HistoryToken?, filter: HistoryFilter, since: Date?,
+                             rows maximumRows: Int, transactions maximumTransactions: Int, _ db: Database) throws
+        -> (matches: [HistoryTransaction], last: HistoryToken?)
+    {
+        var matches: [HistoryTransaction] = []
+        var last: HistoryToken?
+        var rows = 0, transactions = 0
+        let since = since?.timeIntervalSince1970
+        try scan(after: cursor.rawValue, db) { transaction, transactionRows in
+            if let bound, transaction.token > bound { return false }
+            last = transaction.token
+            rows += transactionRows
+            transactions += 1
+            if since.map({ transaction.timestamp.timeIntervalSince1970 > $0 }) ?? true, let match = filter.apply(transaction) {
+                matches.append(match)
+            }
+            return rows < maximumRows && transactions < maximumTransactions
+        }
+        return (matches, last)
     }
 
     /// Checks a request's limit and entity names before any scan.
@@ -167,17 +214,18 @@ package enum HistoryLog {
     /// in a primary key that is not an INTEGER PRIMARY KEY, unless it is declared NOT NULL):
     /// such a row has no identity to index, fetch or delete by, so it is left out of history
     /// rather than stopping every reader.
-    private static func decodeChange(_ row: Row, _ entities: EntityNames, _ db: Database) throws -> HistoryChange? {
-        let entityID: Int64 = row["entity_id"]
-        guard let type = (row["type"] as LogRowType?)?.changeType else {
-            throw SearchlightError(.databaseError, "history holds an unknown change type \(row["type"] as DatabaseValue)")
+    /// The row comes from ``scan(after:_:_:)`` (columns by position).
+    private static func decodeChange(_ row: Row, type: Int64, _ entities: EntityNames, _ db: Database) throws -> HistoryChange? {
+        let entityID: Int64 = row[3]
+        guard let type = LogRowType(rawValue: Int(type))?.changeType else {
+            throw SearchlightError(.databaseError, "history holds an unknown change type \(type)")
         }
-        guard let objectID = ObjectID.fromDatabaseValue(row["object_id"]) else { return nil }
-        let updatedColumns = try (row["updated_columns"] as String?).map(decodeColumns)
+        guard let objectID = ObjectID.fromDatabaseValue(row[4]) else { return nil }
+        let updatedColumns = try (row[5] as String?).map(decodeColumns)
         return HistoryChange(
-            changeID: row["id"], token: row["token"], entity: entities.names[entityID] ?? "#\(entityID)",
+            changeID: row[0], token: HistoryToken(row[1] as Int64), entity: entities.names[entityID] ?? "#\(entityID)",
             objectID: objectID, type: type, updatedColumns: updatedColumns,
-            tombstone: try HistoryChange.decodeTombstone(row["tombstone"], changeID: row["id"], db))
+            tombstone: try HistoryChange.decodeTombstone(row[6], changeID: row[0], db))
     }
 
     /// The JSON array of column names the update triggers write: `["a","b"]`. Names without

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import SearchlightTestSupport
+
+/// `history --format jsonl` writes its lines itself (for speed): a JSON parser must read back
+/// exactly the keys and values SQLite holds, whatever characters they contain.
+@Suite struct HistoryCommandTests {
+    @Test func jsonLinesCarryAnyTextKeysAndValuesExactly() throws {
+        let database = try TestDatabase(schema: "CREATE TABLE t(k TEXT PRIMARY KEY NOT NULL, title TEXT, n);")
+        let modelPath = database.directory.appendingPathComponent("model.json").path
+        try #"{"entities": [{"name": "T/é", "table": "t", "primaryKey": "k", "fields": [{"column": "title"}], "preserveOnDelete": ["title", "n"]}]}"#
+            .write(toFile: modelPath, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["init", "--db", database.path, "--model", modelPath]).status == 0)
+        // Quotes, backslashes, slashes, every control character, DEL, accents, emoji, CJK.
+        let controls = (1..<32).map { "char(\($0))" }.joined(separator: " || ")
+        try database.shell("""
+            INSERT INTO t VALUES ('a"b\\c/d' || \(controls) || char(127), 'é 🙂 中文 "q" \\ /', 1.5);
+            INSERT INTO t VALUES ('plain', 'p', -7);
+            UPDATE t SET title = \(controls) WHERE k = 'plain';
+            DELETE FROM t;
+            """)
+        let result = try CLI.run(["history", "--db", database.path, "--format", "jsonl"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 5)
+        let changes = try lines.flatMap { line in
+            ((try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any])["changes"] as! [[String: Any]])
+        }
+        // What SQLite holds, through the sqlite3 shell's own JSON: the oracle shares no code.
+        let keys = try JSONSerialization.jsonObject(with: Data(try database.shell("""
+            .mode json
+            SELECT 'a"b\\c/d' || \(controls) || char(127) AS k, \(controls) AS controls;
+            """).utf8)) as! [[String: Any]]
+        let key = keys[0]["k"] as! String, controlText = keys[0]["controls"] as! String
+        #expect(changes.map { $0["entity"] as? String } == Array(repeating: "T/é", count: 5))
+        #expect(changes.map { $0["type"] as? String } == ["insert", "insert", "update", "delete", "delete"])
+        #expect(changes.map { $0["id"] as? String } == [key, "plain", "plain", key, "plain"])
+        #expect(changes[2]["updatedColumns"] as? [String] == ["title"])
+        let tombstones = changes[3...].map { $0["tombstone"] as? [String: Any] }
+        #expect(tombstones[0]?["title"] as? String == "é 🙂 中文 \"q\" \\ /")
+        #expect(tombstones[0]?["n"] as? Double == 1.5)
+        #expect(tombstones[1]?["title"] as? String == controlText)
+        #expect(tombstones[1]?["n"] as? Int == -7)
+        #expect(controlText.unicodeScalars.count == 31)
+    }
+}
