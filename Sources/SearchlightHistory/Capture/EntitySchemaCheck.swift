@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+
+/// An entity that fits its table: checked against the schema (a table, not a view; a single
+/// declared primary key with a built-in collation; every named column present), with the
+/// columns whose updates its triggers record and its key's collation.
+struct EntitySchemaCheck {
+    var entity: SearchlightModel.Entity
+    var tracked: [String]
+    var keyCollation: String
+
+    static func tableExists(_ table: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM "sqlite_master" WHERE "type" = 'table' AND "name" = ? COLLATE NOCASE)
+            """, arguments: [table]) ?? false
+    }
+
+    /// The columns of a table, generated ones included (hidden 2 and 3), in order.
+    static func tableColumns(_ table: String, _ db: Database) throws -> [(name: String, pk: Int)] {
+        // The table name is bound as a value: nothing to quote, nothing to get wrong.
+        try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_xinfo(?) WHERE hidden <> 1 ORDER BY cid", arguments: [table])
+            .map { ($0["name"], $0["pk"]) }
+    }
+
+    /// The collation of the entity's key (BINARY for an INTEGER PRIMARY KEY, which has no index).
+    static func keyCollation(_ entity: SearchlightModel.Entity, _ db: Database) throws -> String {
+        try String.fetchOne(db, sql: """
+            SELECT "x"."coll" FROM pragma_index_list(?1) AS "l", pragma_index_xinfo("l"."name") AS "x"
+            WHERE "l"."origin" = 'pk' AND "x"."key" = 1 AND "x"."cid" >= 0
+            """, arguments: [entity.table]) ?? "BINARY"
+    }
+
+    /// The columns whose updates `entity` records: what the model needs (its indexed fields),
+    /// plus the `trackedColumns` it lists. Other columns are not referenced by the triggers, so
+    /// that the app's migrations may drop or rename them.
+    static func trackedColumns(_ entity: SearchlightModel.Entity) -> [String] {
+        var tracked = entity.trackedColumns ?? []
+        for field in entity.fields where !tracked.contains(where: { $0.caseInsensitiveCompare(field.column) == .orderedSame }) {
+            tracked.append(field.column)
+        }
+        return tracked
+    }
+
+    /// Checks one entity against the schema; throws `schemaMismatch` naming the problem.
+    static func check(_ entity: SearchlightModel.Entity, _ db: Database) throws -> EntitySchemaCheck {
+        func fail(_ message: String) -> SearchlightError {
+            SearchlightError(.schemaMismatch, "entity \"\(entity.name)\": \(message)")
+        }
+        let kind = try Row.fetchOne(db, sql: """
+            SELECT "type", "sql" FROM "sqlite_master" WHERE "name" = ? COLLATE NOCASE AND "type" IN ('table', 'view')
+            """, arguments: [entity.table])
+        guard let kind else { throw fail("no table named \"\(entity.table)\" in the database") }
+        if (kind["type"] as String) == "view" { throw fail("\"\(entity.table)\" is a view; only tables can be tracked") }
+        if ((kind["sql"] as String?) ?? "").uppercased().hasPrefix("CREATE VIRTUAL") {
+            throw fail("\"\(entity.table)\" is a virtual table; only ordinary tables can be tracked")
+        }
+        let tableInfo = try tableColumns(entity.table, db)
+        let columns = tableInfo.map(\.name)
+        let keyColumns = tableInfo.filter { $0.pk > 0 }.map(\.name)
+        func resolve(_ name: String, _ role: String) throws -> String {
+            guard let column = columns.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else {
+                throw fail("\(role) \"\(name)\" is not a column of table \"\(entity.table)\" (columns: \(columns.joined(separator: ", ")))")
+            }
+            return column
+        }
+        if keyColumns.count > 1 {
+            throw fail("table \"\(entity.table)\" has a composite primary key (\(keyColumns.joined(separator: ", "))); only single-column keys are supported")
+        }
+        if keyColumns.isEmpty {
+            throw fail("table \"\(entity.table)\" has no declared primary key; declare an INTEGER PRIMARY KEY or TEXT PRIMARY KEY column (a bare rowid can change on VACUUM)")
+        }
+        let key = try resolve(entity.primaryKey, "primaryKey")
+        guard keyColumns[0].caseInsensitiveCompare(key) == .orderedSame else {
+            throw fail("primaryKey \"\(entity.primaryKey)\" is not the primary key of table \"\(entity.table)\" (which is \"\(keyColumns[0])\")")
+        }
+        let collation = try keyCollation(entity, db)
+        guard ["BINARY", "NOCASE", "RTRIM"].contains(collation.uppercased()) else {
+            throw fail("primary key \"\(key)\" uses the collation \"\(collation)\", which the application defines; Searchlight compares keys with SQLite's built-in collations only (BINARY, NOCASE, RTRIM)")
+        }
+        for field in entity.fields { _ = try resolve(field.column, "field") }
+        for column in entity.preserveOnDelete { _ = try resolve(column, "preserveOnDelete column") }
+        // Indexed fields are always tracked: an update of one that history did not record would
+        // never reach the index.
+        let tracked = try trackedColumns(entity).map { try resolve($0, "tracked column") }
+        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation)
+    }
+}
