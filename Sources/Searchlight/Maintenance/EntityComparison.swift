@@ -42,7 +42,7 @@ struct EntityComparison {
     private var table: String { SQLQuoting.identifier(entity.entity.table) }
     private var key: String { SQLQuoting.identifier(entity.entity.primaryKey) }
     private var fts: String { SQLQuoting.identifier(schema.ftsTable(entity.id)) }
-    private var documentTable: String { SQLQuoting.identifier(schema.documentTable) }
+    private var documents: String { SQLQuoting.identifier(schema.documentTable) }
 
     /// Reads the source rows in key order with the text they should have: SQLite's own text for
     /// each value, whatever its type (for a builder, every column, as the indexer reads them).
@@ -80,19 +80,19 @@ struct EntityComparison {
 
     private mutating func compare(_ chunk: [(id: ObjectID, fields: [String]?)], expectedBytes: Int, _ db: Database) throws {
         let columns = entity.fieldColumns.map { "f.\(SQLQuoting.identifier($0))" }.joined(separator: ", ")
-        let marks = databaseQuestionMarks(count: chunk.count)
+        let placeholders = databaseQuestionMarks(count: chunk.count)
         let ids = StatementArguments(chunk.map(\.id))
-        let documents = entity.usesRowidKeys
-            ? try Row.fetchCursor(db, sql: "SELECT f.rowid, 1, \(columns) FROM \(fts) f WHERE f.rowid IN (\(marks))", arguments: ids)
+        let rows = entity.usesRowidKeys
+            ? try Row.fetchCursor(db, sql: "SELECT f.rowid, 1, \(columns) FROM \(fts) f WHERE f.rowid IN (\(placeholders))", arguments: ids)
             : try Row.fetchCursor(db, sql: """
                 SELECT d."object_id", f.rowid IS NOT NULL, \(columns)
-                FROM \(documentTable) d LEFT JOIN \(fts) f ON f.rowid = d."id"
-                WHERE d."entity_id" = ? AND d."object_id" IN (\(marks))
+                FROM \(documents) d LEFT JOIN \(fts) f ON f.rowid = d."id"
+                WHERE d."entity_id" = ? AND d."object_id" IN (\(placeholders))
                 """, arguments: [entity.id] + ids)
         /// Indexed text by object; an empty array for a document without text.
         var indexed: [ObjectID: [String]] = [:]
         var bytes = expectedBytes
-        while let row = try documents.next() {
+        while let row = try rows.next() {
             guard let id = ObjectID.fromDatabaseValue(row[0]) else { continue }
             let hasText: Bool = row[1]
             let fields = hasText ? (0..<entity.fieldColumns.count).map { (row[$0 + 2] as String?) ?? "" } : []
@@ -116,9 +116,9 @@ struct EntityComparison {
     /// Pass 2: the documents, chunk by chunk; those whose row does not exist are extra (a
     /// suspended entity should have none at all).
     mutating func findDocumentsWithoutRows(_ db: Database) throws {
-        let documents = entity.usesRowidKeys
+        let rows = entity.usesRowidKeys
             ? try DatabaseValue.fetchCursor(db, sql: "SELECT rowid FROM \(fts)")
-            : try DatabaseValue.fetchCursor(db, sql: "SELECT \"object_id\" FROM \(documentTable) WHERE \"entity_id\" = ?", arguments: [entity.id])
+            : try DatabaseValue.fetchCursor(db, sql: "SELECT \"object_id\" FROM \(documents) WHERE \"entity_id\" = ?", arguments: [entity.id])
         var chunk: [ObjectID] = []
         while let value = try documents.next() {
             guard let id = ObjectID.fromDatabaseValue(value) else { continue }

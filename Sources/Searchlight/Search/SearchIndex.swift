@@ -133,195 +133,29 @@ public final class SearchIndex: Sendable {
         }
     }
 
-    private struct Candidate {
-        var score: Double
-        var entity: IndexedEntity
-        var rowid: Int64
-        /// The value sorted on (``SearchOrder/column(_:descending:)``).
-        var sortKey: DatabaseValue = .null
-        var hit: SearchHit?
-    }
-
-    /// Below this many snippets expected from the ranking query (see ``inlinesSnippets``),
-    /// snippets come with it; above, a second pass computes them for the returned page only.
-    static let inlineSnippetLimit = 200
-
-    /// Whether the ranking query itself should compute snippets and titles. SQLite's
-    /// `ORDER BY … LIMIT n` keeps the best `n` rows seen so far and computes a row's other
-    /// columns only when it enters them: about `n × (1 + ln(matches / n))` rows when scores
-    /// are in no particular rowid order, and every row when `n` ≥ matches. The second pass costs
-    /// one more walk of the matches (one more prefix expansion) plus the page's snippets.
-    static func inlinesSnippets(matches: Int, needed: Int) -> Bool {
-        if matches <= inlineSnippetLimit { return true }
-        guard needed < matches else { return false }
-        let expected = Double(needed) * (1 + log(Double(matches) / Double(needed)))
-        return expected <= Double(inlineSnippetLimit)
-    }
-
+    /// A search: the ranking pass (``rank(_:in:needed:order:_:)``) finds, counts and orders the
+    /// matches of each entity; the snippets pass (``addSnippets(to:in:expressions:_:)``) computes
+    /// what the page shows for the hits the ranking query did not.
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder, _ db: Database) throws -> SearchResults {
         guard let (schema, layout) = try liveLayout(db) else {
             try store.checkInstalled(in: db) // no index at all: say so if Searchlight was uninstalled
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
-        let entities = layout.entities.filter { names?.contains($0.entity.name) ?? true }
-        let text = layout.text
-        let maximumHits = max(options.maximumHits, 1)
-        let rankingCap = max(options.maximumRankedMatches, 1)
-        let pageSize = min(limit ?? maximumHits, maximumHits)
-        // Saturating: a huge offset (paging past the end) must not overflow and crash.
-        let (sum, overflow) = offset.addingReportingOverflow(pageSize)
-        let needed = overflow ? Int.max : sum
-        let documents = SQLQuoting.identifier(schema.documentTable)
         // A CJK character is a token: snippets of CJK text get more of them.
         let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
-        func hitArguments(_ entity: IndexedEntity) -> StatementArguments {
-            let markers: StatementArguments = [options.highlightStart, options.highlightEnd]
-            return markers + [options.ellipsis, min(max(tokens, 1), 64)] + (entity.titleIndex == nil ? [] : markers)
-        }
-        // The sort column, checked in every searched entity's table first.
-        var sortKeys: [Int64: String] = [:]
-        if case let .column(column, _) = order {
-            for entity in entities where !entity.isSuspended {
-                sortKeys[entity.id] = try Self.sortKey(entity, column: column, fts: SQLQuoting.identifier(schema.ftsTable(entity.id)), documents: documents, db)
-            }
-        }
-        // The query is parsed once for this index's text; each entity gets its expression
-        // (kept for the snippets' pass).
-        let parsed = query.parsed(for: text)
-        var expressions: [Int64: String] = [:]
-        var total = 0, ranked = 0
-        var counts: [String: Int] = [:]
-        var candidates: [Candidate] = []
-        var columnErrors: [DatabaseError] = []
-        for entity in entities {
-            let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
-            // nil: a term names a field this entity lacks, so nothing of it can match.
-            let entityExpression = if let parsed { parsed.expression(columns: Set(entity.fieldColumns.map { $0.lowercased() })) }
-                                   else { query.expression(for: text, columns: entity.fieldColumns) } // raw
-            guard let expression = entityExpression else { continue }
-            expressions[entity.id] = expression
-            let count: Int
-            do {
-                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
-            } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
-                // A raw column filter restricts the search to the entities that have the column.
-                columnErrors.append(error)
-                counts[entity.entity.name] = 0
-                continue
-            }
-            counts[entity.entity.name] = count
-            total += count
-            ranked += min(count, rankingCap)
-            if needed == 0 || count == 0 { continue }
-            var sql = "SELECT \(fts).rowid, rank"
-            var arguments: StatementArguments = []
-            var orderBy = "rank, \(fts).rowid"
-            if case let .column(_, descending) = order {
-                // Every row's value is needed to sort: snippets wait for the page.
-                sql += ", " + sortKeys[entity.id, default: "NULL"] + " AS searchlight_sort_key"
-                orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
-            }
-            let inline = order == .relevance && Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed)
-            if inline {
-                sql += ", " + Self.hitColumns(entity, fts: fts, documents: documents)
-                arguments += hitArguments(entity)
-            }
-            sql += " FROM \(fts) WHERE \(fts) MATCH ?"
-            arguments += [expression]
-            if count > rankingCap {
-                // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
-                // microsecond a match, and a term in half the documents has tens of thousands.
-                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
-                                                arguments: [expression, rankingCap - 1]) ?? Int64.min
-                sql += " AND \(fts).rowid >= ?"
-                arguments += [lowest]
-            }
-            sql += " ORDER BY \(orderBy) LIMIT ?"
-            arguments += [needed]
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
-            while let row = try rows.next() {
-                var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
-                if order != .relevance { candidate.sortKey = row[2] }
-                if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
-                candidates.append(candidate)
-            }
-        }
-        if let error = columnErrors.first, columnErrors.count == entities.count { throw error }
-        candidates.sort { a, b in
-            if case let .column(_, descending) = order, let first = SearchOrder.precedes(a.sortKey, b.sortKey, descending: descending) {
-                return first
-            }
-            if a.score != b.score { return a.score < b.score }
-            if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
-            return a.rowid < b.rowid
-        }
-        var page = Array(candidates.dropFirst(offset).prefix(pageSize))
-        // Snippets for the rest of the page: one walk of each entity's matches, computing them
-        // for the page's rows only. (`rowid IN (…)` beside MATCH would make FTS5 run the whole
-        // query again for every id, prefix expansion included; the `+` keeps it a filter.)
-        for entity in entities {
-            let missing = page.indices.filter { page[$0].hit == nil && page[$0].entity.id == entity.id }
-            guard !missing.isEmpty else { continue }
-            let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
-            let rowids = missing.map { page[$0].rowid }
-            let columns = Self.hitColumns(entity, fts: fts, documents: documents)
-            let sql = """
-                SELECT \(fts).rowid, \(columns)
-                FROM \(fts) WHERE \(fts) MATCH ? AND \(fts).rowid BETWEEN ? AND ?
-                AND +\(fts).rowid IN (SELECT value FROM json_each(?))
-                """
-            let list = "[" + rowids.map(String.init).joined(separator: ",") + "]"
-            let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
-                                        arguments: hitArguments(entity) + [expressions[entity.id], rowids.min(), rowids.max(), list])
-            var byRowid: [Int64: Row] = [:]
-            for row in rows { byRowid[row[0]] = row }
-            for index in missing {
-                guard let row = byRowid[page[index].rowid] else {
-                    throw SearchlightError(.databaseError, "the index lost document \(page[index].rowid) during a search")
-                }
-                page[index].hit = try hit(row, at: 1, entity: entity, score: page[index].score)
-            }
-        }
+        let scope = SearchScope(schema: schema, text: layout.text,
+                                entities: layout.entities.filter { names?.contains($0.entity.name) ?? true }, snippetTokens: tokens)
+        let pageSize = min(limit ?? max(options.maximumHits, 1), max(options.maximumHits, 1))
+        // Saturating: a huge offset (paging past the end) must not overflow and crash.
+        let (sum, overflow) = offset.addingReportingOverflow(pageSize)
+        let ranking = try rank(query, in: scope, needed: overflow ? Int.max : sum, order: order, db)
+        var page = Array(ranking.candidates.dropFirst(offset).prefix(pageSize))
+        try addSnippets(to: &page, in: scope, expressions: ranking.expressions, db)
         // Cut at maximumHits while more ranked hits follow: say so.
         let asked = limit ?? Int.max
-        let isTruncated = asked > pageSize && offset < ranked && ranked - offset > pageSize
-        return SearchResults(total: total, countsByEntity: counts, rankedMatches: ranked, isTruncated: isTruncated, hits: page.compactMap(\.hit))
-    }
-
-    /// The SQL of an entity's value of a source column, read by key (``SearchOrder``).
-    static func sortKey(_ entity: IndexedEntity, column: String, fts: String, documents: String, _ db: Database) throws -> String {
-        let table = entity.entity.table
-        guard try db.tableExists(table) else {
-            throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) is not there (renamed or dropped since the last indexing: run `searchlight index`, or search without sorting)")
-        }
-        guard let name = try db.columns(in: table).first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame })?.name else {
-            throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) has no such column (search only the entities that have it)")
-        }
-        let idColumn = objectID(entity, fts: fts, documents: documents)
-        return "(SELECT s.\(SQLQuoting.identifier(name)) FROM \(SQLQuoting.identifier(table)) s WHERE s.\(SQLQuoting.identifier(entity.entity.primaryKey)) = \(idColumn))"
-    }
-
-    /// The columns of a hit, after the rowid: snippet, title, highlighted title, object id
-    /// (arguments: start, end, ellipsis, tokens, and start, end if the entity has a title).
-    static func hitColumns(_ entity: IndexedEntity, fts: String, documents: String) -> String {
-        let title = entity.titleIndex.map { "\(fts).\(SQLQuoting.identifier(entity.fieldColumns[$0]))" } ?? "NULL"
-        let highlight = entity.titleIndex.map { "highlight(\(fts), \($0), ?, ?)" } ?? "NULL"
-        return "snippet(\(fts), -1, ?, ?, ?, ?), \(title), \(highlight), \(objectID(entity, fts: fts, documents: documents))"
-    }
-
-    /// A hit from the columns of ``hitColumns`` that start at `column`; `score` is the rank. Stored
-    /// text is shown as people read it (``IndexedText/display(_:highlightStart:highlightEnd:)``).
-    private func hit(_ row: Row, at column: Int, entity: IndexedEntity, score: Double) throws -> SearchHit {
-        guard let objectID = ObjectID.fromDatabaseValue(row[column + 3]) else {
-            throw SearchlightError(.databaseError, "the index lost a document of \(entity.entity.name) during a search")
-        }
-        let title: String? = row[column + 1]
-        let titleHighlight: String? = row[column + 2]
-        let snippet: String = row[column] ?? ""
-        return SearchHit(entity: entity.entity.name, objectID: objectID, title: title.map { IndexedText.display($0) },
-                         titleHighlight: titleHighlight.map { IndexedText.display($0, highlightStart: options.highlightStart, highlightEnd: options.highlightEnd) },
-                         snippet: IndexedText.display(snippet, highlightStart: options.highlightStart, highlightEnd: options.highlightEnd),
-                         score: -score)
+        let isTruncated = asked > pageSize && offset < ranking.ranked && ranking.ranked - offset > pageSize
+        return SearchResults(total: ranking.total, countsByEntity: ranking.counts, rankedMatches: ranking.ranked,
+                             isTruncated: isTruncated, hits: page.compactMap(\.hit))
     }
 
     /// The SQL that yields a hit's object id: the FTS rowid itself for rowid keys, the

@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import SearchlightHistory
+
+/// The ranking pass of a search: each entity's matches are counted, and the best ones (by bm25,
+/// or by a source column) kept, newest first when there are too many to rank.
+extension SearchIndex {
+    /// What one search reads: the live generation's tables, its text settings, the entities
+    /// searched, and how many tokens a snippet holds.
+    struct SearchScope {
+        var schema: IndexSchema
+        var text: IndexedText
+        var entities: [IndexedEntity]
+        var snippetTokens: Int
+
+        /// The quoted document map table.
+        var documents: String { SQLQuoting.identifier(schema.documentTable) }
+        /// The quoted FTS5 table of `entity`.
+        func fts(_ entity: IndexedEntity) -> String { SQLQuoting.identifier(schema.ftsTable(entity.id)) }
+    }
+
+    /// A match the ranking pass keeps, with its hit once its snippet is computed.
+    struct Candidate {
+        var score: Double
+        var entity: IndexedEntity
+        var rowid: Int64
+        /// The value sorted on (``SearchOrder/column(_:descending:)``).
+        var sortKey: DatabaseValue = .null
+        var hit: SearchHit?
+    }
+
+    /// What the ranking pass found: the candidates in order, each entity's query expression
+    /// (the snippets pass reuses it), exact counts, and how many matches were ranked.
+    struct Ranking {
+        var candidates: [Candidate] = []
+        var expressions: [Int64: String] = [:]
+        var total = 0
+        var ranked = 0
+        var counts: [String: Int] = [:]
+    }
+
+    /// Below this many snippets expected from the ranking query (see ``inlinesSnippets``),
+    /// snippets come with it; above, a second pass computes them for the returned page only.
+    static let inlineSnippetLimit = 200
+
+    /// Whether the ranking query itself should compute snippets and titles. SQLite's
+    /// `ORDER BY … LIMIT n` keeps the best `n` rows seen so far and computes a row's other
+    /// columns only when it enters them: about `n × (1 + ln(matches / n))` rows when scores
+    /// are in no particular rowid order, and every row when `n` ≥ matches. The second pass costs
+    /// one more walk of the matches (one more prefix expansion) plus the page's snippets.
+    static func inlinesSnippets(matches: Int, needed: Int) -> Bool {
+        if matches <= inlineSnippetLimit { return true }
+        guard needed < matches else { return false }
+        let expected = Double(needed) * (1 + log(Double(matches) / Double(needed)))
+        return expected <= Double(inlineSnippetLimit)
+    }
+
+    /// Counts each entity's matches and keeps its best `needed` (at most
+    /// ``Options/maximumRankedMatches`` of its newest matches are ranked), merged in order.
+    func rank(_ query: SearchQuery, in scope: SearchScope, needed: Int, order: SearchOrder, _ db: Database) throws -> Ranking {
+        let rankingCap = max(options.maximumRankedMatches, 1)
+        // The sort column, checked in every searched entity's table first.
+        var sortKeys: [Int64: String] = [:]
+        if case let .column(column, _) = order {
+            for entity in scope.entities where !entity.isSuspended {
+                sortKeys[entity.id] = try Self.sortKey(entity, column: column, fts: scope.fts(entity), documents: scope.documents, db)
+            }
+        }
+        // The query is parsed once for this index's text; each entity gets its expression
+        // (kept for the snippets' pass).
+        let parsed = query.parsed(for: scope.text)
+        var expressions: [Int64: String] = [:]
+        var total = 0, ranked = 0
+        var counts: [String: Int] = [:]
+        var candidates: [Candidate] = []
+        var columnErrors: [DatabaseError] = []
+        for entity in scope.entities {
+            let fts = scope.fts(entity)
+            // nil: a term names a field this entity lacks, so nothing of it can match.
+            let entityExpression = if let parsed { parsed.expression(columns: Set(entity.fieldColumns.map { $0.lowercased() })) }
+                                   else { query.expression(for: scope.text, columns: entity.fieldColumns) } // raw
+            guard let expression = entityExpression else { continue }
+            expressions[entity.id] = expression
+            let count: Int
+            do {
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
+            } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
+                // A raw column filter restricts the search to the entities that have the column.
+                columnErrors.append(error)
+                counts[entity.entity.name] = 0
+                continue
+            }
+            counts[entity.entity.name] = count
+            total += count
+            ranked += min(count, rankingCap)
+            if needed == 0 || count == 0 { continue }
+            var sql = "SELECT \(fts).rowid, rank"
+            var arguments: StatementArguments = []
+            var orderBy = "rank, \(fts).rowid"
+            if case let .column(_, descending) = order {
+                // Every row's value is needed to sort: snippets wait for the page.
+                sql += ", " + sortKeys[entity.id, default: "NULL"] + " AS searchlight_sort_key"
+                orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
+            }
+            let inline = order == .relevance && Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed)
+            if inline {
+                sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
+                arguments += hitArguments(entity, in: scope)
+            }
+            sql += " FROM \(fts) WHERE \(fts) MATCH ?"
+            arguments += [expression]
+            if count > rankingCap {
+                // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
+                // microsecond a match, and a term in half the documents has tens of thousands.
+                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
+                                                arguments: [expression, rankingCap - 1]) ?? Int64.min
+                sql += " AND \(fts).rowid >= ?"
+                arguments += [lowest]
+            }
+            sql += " ORDER BY \(orderBy) LIMIT ?"
+            arguments += [needed]
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            while let row = try rows.next() {
+                var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
+                if order != .relevance { candidate.sortKey = row[2] }
+                if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
+                candidates.append(candidate)
+            }
+        }
+        if let error = columnErrors.first, columnErrors.count == scope.entities.count { throw error }
+        candidates.sort { a, b in
+            if case let .column(_, descending) = order, let first = SearchOrder.precedes(a.sortKey, b.sortKey, descending: descending) {
+                return first
+            }
+            if a.score != b.score { return a.score < b.score }
+            if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
+            return a.rowid < b.rowid
+        }
+        return Ranking(candidates: candidates, expressions: expressions, total: total, ranked: ranked, counts: counts)
+    }
+
+    /// The SQL of an entity's value of a source column, read by key (``SearchOrder``).
+    static func sortKey(_ entity: IndexedEntity, column: String, fts: String, documents: String, _ db: Database) throws -> String {
+        let table = entity.entity.table
+        guard try db.tableExists(table) else {
+            throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) is not there (renamed or dropped since the last indexing: run `searchlight index`, or search without sorting)")
+        }
+        guard let name = try db.columns(in: table).first(where: { $0.name.caseInsensitiveCompare(column) == .orderedSame })?.name else {
+            throw SearchlightError(.invalidArgument, "cannot sort by \"\(column)\": table \"\(table)\" of entity \(entity.entity.name) has no such column (search only the entities that have it)")
+        }
+        let idColumn = objectID(entity, fts: fts, documents: documents)
+        return "(SELECT s.\(SQLQuoting.identifier(name)) FROM \(SQLQuoting.identifier(table)) s WHERE s.\(SQLQuoting.identifier(entity.entity.primaryKey)) = \(idColumn))"
+    }
+}
