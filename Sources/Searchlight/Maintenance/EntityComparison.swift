@@ -120,7 +120,7 @@ struct EntityComparison {
             ? try DatabaseValue.fetchCursor(db, sql: "SELECT rowid FROM \(fts)")
             : try DatabaseValue.fetchCursor(db, sql: "SELECT \"object_id\" FROM \(documents) WHERE \"entity_id\" = ?", arguments: [entity.id])
         var chunk: [ObjectID] = []
-        while let value = try documents.next() {
+        while let value = try rows.next() {
             guard let id = ObjectID.fromDatabaseValue(value) else { continue }
             indexedDocuments += 1
             if skip.contains(id) { continue }
