@@ -321,6 +321,9 @@ public final class Indexer: Sendable {
     /// Whether ``start()`` was called and ``stop()`` was not.
     public var isIndexing: Bool { state.withLock { $0.follower != nil } }
 
+    /// How many ``waitUntilCaughtUp()`` calls are waiting for the follower (tests wait for one to start).
+    package var waiterCount: Int { state.withLock { $0.waiters.count } }
+
     /// The follow loop, on the follower's thread: catch up, then wait for the next commit.
     private func follow(_ follower: IndexFollower) {
         var failures = 0
