@@ -167,7 +167,7 @@ import Testing
     }
 
     @Test func nothingIsLostUnderRandomConcurrentWritesMigrationsAndKills() throws {
-        let (seed, _) = ConsumerProcessTests.seeded()
+        let (seed, _) = seededGenerator("nothingIsLostUnderRandomConcurrentWritesMigrationsAndKills")
         let run = try Run(seed: seed)
         run.log("started at \(Date())")
         let seconds = Self.simulationSeconds
