@@ -4,8 +4,8 @@ import SearchlightTestSupport
 
 /// Runs the built `searchlight` binary as a subprocess.
 ///
-/// A started process's output is collected as it comes, on Dispatch threads (never on Swift
-/// concurrency's cooperative pool), so that neither pipe fills up and blocks the child, and so
+/// A started process's output is collected as it comes, on threads of its own (never on Swift
+/// concurrency's pool, nor on Dispatch's workers, which run that pool's jobs on Linux), so that neither pipe fills up and blocks the child, and so
 /// that a test can wait for a readiness line (``Running/waitUntil(stderrContains:timeout:)``)
 /// instead of sleeping. The `async` overloads of ``run(_:)`` and ``finish(_:)`` wait for the
 /// process without blocking a thread of the pool: on a 2-core machine the pool has two threads,
@@ -69,14 +69,19 @@ enum CLI {
             for (pipe, buffer) in [(stdout, stdoutBuffer), (stderr, stderrBuffer)] {
                 drained.enter()
                 let handle = pipe.fileHandleForReading
-                DispatchQueue.global().async { [drained] in
+                // A thread of its own, blocked in read(2) until output or EOF. Not a Dispatch
+                // worker: on Linux those also run Swift concurrency's jobs, and blocked readers
+                // there starve every test.
+                let reader = Thread { [drained] in
                     while true {
-                        let chunk = handle.availableData // blocks this Dispatch thread until output or EOF
+                        let chunk = handle.availableData
                         if chunk.isEmpty { break }
                         buffer.data.withLock { $0.append(chunk) }
                     }
                     drained.leave()
                 }
+                reader.name = "CLI output reader"
+                reader.start()
             }
         }
 
