@@ -14,23 +14,24 @@ import SearchlightTestSupport
         (#"{"entities": [{"name": "Note", "table": "notes", "primaryKey": "id", "fields": [{"column": "title"}]}], "tokenizer": "nonesuch"}"#, "tokenizer"),
         (#"{"entities": [{"name": "Note", "table": "notes", "primaryKey": "id"}], "colour": 1}"#, "unknown key"),
     ])
-    func badModelFilesAreRefusedAndInstallNothing(json: String, message: String) throws {
+    func badModelFilesAreRefusedAndInstallNothing(json: String, message: String) async throws {
         let (db, _) = try CLI.workspace()
         try db.shell("CREATE TABLE other(id INTEGER PRIMARY KEY);")
         let before = try db.schemaSnapshot()
         let model = db.directory.appendingPathComponent("bad.json").path
         try Data(json.utf8).write(to: URL(fileURLWithPath: model))
-        let result = try CLI.run(["init", "--db", db.path, "--model", model])
+        let result = try await CLI.run(["init", "--db", db.path, "--model", model])
         #expect(result.status == 1)
         #expect(result.stderrLines.count == 1)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(try db.schemaSnapshot() == before, "nothing may be half-installed")
     }
 
-    @Test func randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI() throws {
+    @Test func randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI() async throws {
         let (db, model) = try CLI.workspace()
-        try CLI.run(["init", "--db", db.path, "--model", model])
-        var generator = SystemRandomNumberGenerator()
+        try await CLI.run(["init", "--db", db.path, "--model", model])
+        let (seed, random) = seededGenerator("randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI")
+        var generator = random
         // Queries as raw bytes through the shell: invalid UTF-8, controls, FTS5 operators, length.
         var queries: [String] = [#"\377\376"#, #"\300\200"#, #"\355\240\200"#, #"kern\377el"#, #"\"\"\"\\"#, #"\001\002\033[31m"#,
                                  String(repeating: "OR AND NOT ( ) * ^ : ", count: 2_000), String(repeating: "x", count: 100_000)]
@@ -42,12 +43,12 @@ import SearchlightTestSupport
         for query in queries {
             for raw in [false, true] {
                 let script = "exec \"$0\" search --db \"$1\" \(raw ? "--raw " : "")\"$(printf \"$2\")\""
-                let result = try CLI.finish(CLI.start(["-c", script, CLI.binary.path, db.path, query], executable: URL(fileURLWithPath: "/bin/sh")))
+                let result = try await CLI.finish(CLI.start(["-c", script, CLI.binary.path, db.path, query], executable: URL(fileURLWithPath: "/bin/sh")))
                 if raw {
                     // Raw syntax may be refused, cleanly.
-                    #expect(result.status == 0 || (result.status == 1 && result.stderrLines.count == 1), "\(query.prefix(40)): \(result.status) \(result.stderr.prefix(200))")
+                    #expect(result.status == 0 || (result.status == 1 && result.stderrLines.count == 1), "\(query.prefix(40)): \(result.status) \(result.stderr.prefix(200)) (seed \(seed))")
                 } else {
-                    #expect(result.status == 0, "the default mode never fails: \(query.prefix(40)) → \(result.stderr.prefix(200))")
+                    #expect(result.status == 0, "the default mode never fails: \(query.prefix(40)) → \(result.stderr.prefix(200)) (seed \(seed))")
                 }
             }
         }

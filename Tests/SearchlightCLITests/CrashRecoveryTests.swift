@@ -5,10 +5,10 @@ import SearchlightTestSupport
 /// kill -9 of an indexing process at random instants never leaves the index inconsistent:
 /// index writes and the checkpoint commit together, and a rebuild swaps in atomically.
 @Suite struct CrashRecoveryTests {
-    @Test func killingTheIndexerAtRandomPointsLeavesVerifyClean() throws {
+    @Test func killingTheIndexerAtRandomPointsLeavesVerifyClean() async throws {
         let (db, model) = try CLI.workspace()
-        #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
-        let (seed, random) = ConsumerProcessTests.seeded()
+        #expect(try await CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        let (seed, random) = seededGenerator("killingTheIndexerAtRandomPointsLeavesVerifyClean")
         var generator = random
         var killed = 0
         for iteration in 0..<20 {
@@ -23,16 +23,16 @@ import SearchlightTestSupport
             // Sometimes a full rebuild, mostly incremental indexing; killed at a random instant.
             let command = iteration % 4 == 3 ? "reindex" : "index"
             let running = CLI.start([command, "--db", db.path, "--log-level", "error"])
-            usleep(UInt32.random(in: 10_000...250_000, using: &generator))
+            try await Task.sleep(for: .microseconds(UInt64.random(in: 10_000...250_000, using: &generator)))
             if running.process.isRunning {
                 kill(running.process.processIdentifier, SIGKILL)
                 killed += 1
             }
-            _ = try CLI.finish(running)
+            _ = try await CLI.finish(running)
         }
         #expect(killed >= 10, "most runs were killed mid-way (\(killed) of 20)")
         // Restart: catch up, then the index must equal the source exactly.
-        let verify = try CLI.run(["verify", "--db", db.path, "--format", "json"])
+        let verify = try await CLI.run(["verify", "--db", db.path, "--format", "json"])
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as! [String: Any]
         if verify.status != 0 { print("seed \(seed):", verify.stdout.prefix(2_000), verify.stderr) }

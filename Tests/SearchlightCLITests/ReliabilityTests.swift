@@ -34,43 +34,44 @@ import SearchlightTestSupport
         #expect(lost.isEmpty, "changes committed by a writer but missing from history: \(lost.prefix(5))")
     }
 
-    static func expectVerifyClean(_ db: String) throws {
-        let verify = try CLI.run(["verify", "--db", db, "--format", "json", "--log-level", "error"])
+    static func expectVerifyClean(_ db: String) async throws {
+        let verify = try await CLI.run(["verify", "--db", db, "--format", "json", "--log-level", "error"])
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
         #expect(report?["differences"] as? Int == 0)
     }
 
-    @Test func killingTheWatcherAndTheWriterLosesNothing() throws {
+    @Test func killingTheWatcherAndTheWriterLosesNothing() async throws {
         let iterations = Self.environment("SEARCHLIGHT_CRASH_ITERATIONS", default: 10)
         let (db, model) = try CLI.workspace()
-        #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        #expect(try await CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
         let log = db.directory.appendingPathComponent("writer.log").path
-        var generator = SystemRandomNumberGenerator()
+        let (seed, random) = seededGenerator("killingTheWatcherAndTheWriterLosesNothing")
+        var generator = random
         var writerKills = 0
         for iteration in 0..<iterations {
             let watch = CLI.start(["watch", "--db", db.path, "--log-level", "error"])
-            let writer = Self.stress(["write", "--db", db.path, "--log", log, "--seconds", "1", "--count", "300", "--seed", "\(iteration + 1)"])
-            usleep(UInt32.random(in: 100_000...900_000, using: &generator))
+            let writer = Self.stress(["write", "--db", db.path, "--log", log, "--seconds", "1", "--count", "300", "--seed", "\(seed &+ UInt64(iteration))"])
+            try await Task.sleep(for: .microseconds(UInt64.random(in: 100_000...900_000, using: &generator)))
             kill(watch.process.processIdentifier, SIGKILL)
             if iteration % 3 == 0, writer.process.isRunning {
                 kill(writer.process.processIdentifier, SIGKILL)
                 writerKills += 1
             }
-            _ = try CLI.finish(watch)
-            let written = try CLI.finish(writer)
+            _ = try await CLI.finish(watch)
+            let written = try await CLI.finish(writer)
             #expect(written.status == 0 || written.status == 9 || writer.process.terminationReason == .uncaughtSignal, "\(written.stderr)")
         }
         #expect(writerKills > 0 || iterations < 3)
         // Restart: the index catches up and equals the source; history holds every change.
-        try Self.expectVerifyClean(db.path)
+        try await Self.expectVerifyClean(db.path)
         try Self.expectHistoryHolds(logs: [log], db: db.path)
     }
 
-    @Test func fourWritersAWatcherAndTwoSearchersNeverSeeBusyAndLoseNothing() throws {
+    @Test func fourWritersAWatcherAndTwoSearchersNeverSeeBusyAndLoseNothing() async throws {
         let seconds = Self.environment("SEARCHLIGHT_SOAK_SECONDS", default: 6)
         let (db, model) = try CLI.workspace()
-        #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        #expect(try await CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
         let watch = CLI.start(["watch", "--db", db.path, "--log-level", "error"])
         let logs = (1...4).map { db.directory.appendingPathComponent("writer-\($0).log").path }
         let writers = (1...4).map { index in
@@ -79,46 +80,46 @@ import SearchlightTestSupport
         }
         let searchers = (1...2).map { _ in Self.stress(["search", "--db", db.path, "--seconds", "\(seconds)"]) }
         for writer in writers {
-            let result = try CLI.finish(writer)
+            let result = try await CLI.finish(writer)
             #expect(result.status == 0, "a writer saw an error: \(result.stderr.prefix(300))")
             #expect(!result.stderr.contains("locked") && !result.stderr.contains("busy"))
         }
         for searcher in searchers {
-            let result = try CLI.finish(searcher)
+            let result = try await CLI.finish(searcher)
             #expect(result.status == 0, "a searcher saw an error: \(result.stderr.prefix(300))")
         }
         watch.process.terminate()
-        let watched = try CLI.finish(watch)
+        let watched = try await CLI.finish(watch)
         #expect(watched.status == 0, "\(watched.stderr.prefix(300))")
-        try Self.expectVerifyClean(db.path)
+        try await Self.expectVerifyClean(db.path)
         try Self.expectHistoryHolds(logs: logs, db: db.path)
     }
 
-    @Test func readOnlyFileOrDirectoryIsAClearErrorAtOpen() throws {
+    @Test func readOnlyFileOrDirectoryIsAClearErrorAtOpen() async throws {
         let (db, model) = try CLI.workspace()
-        #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        #expect(try await CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: db.directory.path)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: db.path)
         // Run as nobody: root ignores file permissions.
-        func runAsNobody(_ arguments: [String]) throws -> CLI.Result {
-            try CLI.finish(CLI.start(["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary.path] + arguments,
+        func runAsNobody(_ arguments: [String]) async throws -> CLI.Result {
+            try await CLI.finish(CLI.start(["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary.path] + arguments,
                                      executable: URL(fileURLWithPath: "/usr/bin/setpriv")))
         }
-        var result = try runAsNobody(["status", "--db", db.path])
+        var result = try await runAsNobody(["status", "--db", db.path])
         #expect(result.status == 1)
         #expect(result.stderrLines.count == 1 && result.stderr.contains("read-only"), "\(result.stderr)")
         // A writable directory but a read-only file.
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: db.directory.path)
-        result = try runAsNobody(["index", "--db", db.path])
+        result = try await runAsNobody(["index", "--db", db.path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("database \(db.path) is read-only"), "\(result.stderr)")
     }
 
-    @Test func corruptDatabaseIsAClearErrorNeverACrash() throws {
+    @Test func corruptDatabaseIsAClearErrorNeverACrash() async throws {
         let (db, model) = try CLI.workspace()
-        #expect(try CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        #expect(try await CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
         try db.shell("WITH RECURSIVE n(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO notes SELECT i, 'note ' || i, printf('%.*c', 200, 'x') FROM n;")
-        #expect(try CLI.run(["index", "--db", db.path]).status == 0)
+        #expect(try await CLI.run(["index", "--db", db.path]).status == 0)
         try db.shell("PRAGMA wal_checkpoint(TRUNCATE);")
         // Scribble over the middle of the file, past the schema page.
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: db.path))
@@ -129,14 +130,14 @@ import SearchlightTestSupport
         }
         try handle.close()
         for arguments in [["verify", "--db", db.path], ["search", "--db", db.path, "note"], ["index", "--db", db.path], ["status", "--db", db.path]] {
-            let result = try CLI.run(arguments + ["--log-level", "critical"])
+            let result = try await CLI.run(arguments + ["--log-level", "critical"])
             #expect(result.status == 1 || result.status == 0, "\(arguments[0]) crashed: \(result.status)")
             if result.status == 1 {
                 #expect(result.stderrLines.count == 1, "\(result.stderr)")
             }
         }
         // verify reads everything: it must notice.
-        let verify = try CLI.run(["verify", "--db", db.path, "--log-level", "critical"])
+        let verify = try await CLI.run(["verify", "--db", db.path, "--log-level", "critical"])
         #expect(verify.status == 1)
         #expect(verify.stderr.contains("corrupt") || verify.stdout.contains("integrity") || verify.stdout.contains("differs"), "\(verify.stdout) \(verify.stderr)")
     }

@@ -5,88 +5,88 @@ import SearchlightTestSupport
 /// `searchlight search` as scripts and people use it: CJK text, field filters, zero-hit
 /// explanations, and formats.
 @Suite struct SearchCommandTests {
-    func indexed() throws -> TestDatabase {
+    func indexed() async throws -> TestDatabase {
         let (db, model) = try CLI.workspace()
         try db.shell("INSERT INTO notes(id, title, body) VALUES (10, '持久化指南', '本文介绍如何使用CoreData持久化数据。'), (11, 'Panic button', 'press it when the kernel is fine');")
-        let result = try CLI.run(["init", "--db", db.path, "--model", model])
+        let result = try await CLI.run(["init", "--db", db.path, "--model", model])
         #expect(result.status == 0, "\(result.stderr)")
         return db
     }
 
-    func json(_ arguments: [String]) throws -> [String: Any] {
-        let result = try CLI.run(arguments + ["--format", "json"])
+    func json(_ arguments: [String]) async throws -> [String: Any] {
+        let result = try await CLI.run(arguments + ["--format", "json"])
         #expect(result.status == 0, "\(result.stderr)")
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
     }
 
-    @Test func cjkTextAndLatinGluedToItAreFoundWithSnippetsAsWritten() throws {
-        let db = try indexed()
+    @Test func cjkTextAndLatinGluedToItAreFoundWithSnippetsAsWritten() async throws {
+        let db = try await indexed()
         for query in ["持久化", "CoreData持久化", "coredata 数据"] {
-            let page = try json(["search", "--db", db.path, query])
+            let page = try await json(["search", "--db", db.path, query])
             let hits = page["hits"] as! [[String: Any]]
             #expect(hits.map { $0["id"] as? Int } == [10], "\(query)")
         }
-        let hit = (try json(["search", "--db", db.path, "数据"])["hits"] as! [[String: Any]])[0]
+        let hit = (try await json(["search", "--db", db.path, "数据"])["hits"] as! [[String: Any]])[0]
         #expect((hit["snippet"] as! String).contains("CoreData持久化[数据]"), "\(hit)")
     }
 
-    @Test func fieldFiltersInUserText() throws {
-        let db = try indexed()
-        #expect(((try json(["search", "--db", db.path, "title:panic"]))["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int }.sorted() == [1, 11])
-        #expect(((try json(["search", "--db", db.path, "body:panic"]))["total"] as? Int) == 0)
-        #expect(((try json(["search", "--db", db.path, "body:kernel"]))["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int } == [11])
+    @Test func fieldFiltersInUserText() async throws {
+        let db = try await indexed()
+        #expect(((try await json(["search", "--db", db.path, "title:panic"]))["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int }.sorted() == [1, 11])
+        #expect(((try await json(["search", "--db", db.path, "body:panic"]))["total"] as? Int) == 0)
+        #expect(((try await json(["search", "--db", db.path, "body:kernel"]))["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int } == [11])
     }
 
-    @Test func zeroHitQueriesSayWhyInTheTableAndInJSON() throws {
-        let db = try indexed()
-        let table = try CLI.run(["search", "--db", db.path, "kernal"])
+    @Test func zeroHitQueriesSayWhyInTheTableAndInJSON() async throws {
+        let db = try await indexed()
+        let table = try await CLI.run(["search", "--db", db.path, "kernal"])
         #expect(table.status == 0)
         #expect(table.stdout.contains("0 of 0 matches"))
         #expect(table.stdout.contains(#"no match; did you mean "kernel"?"#), "\(table.stdout)")
-        let operators = try CLI.run(["search", "--db", db.path, "OR"])
+        let operators = try await CLI.run(["search", "--db", db.path, "OR"])
         #expect(operators.stdout.contains("in capitals are operators"), "\(operators.stdout)")
-        let negative = try CLI.run(["search", "--db", db.path, "kernel", "--limit", "-1"])
+        let negative = try await CLI.run(["search", "--db", db.path, "kernel", "--limit", "-1"])
         #expect(negative.status == 2 && negative.stderr.contains("--limit must not be negative"), "\(negative.stderr)")
-        let symbols = try CLI.run(["search", "--db", db.path, "©"])
+        let symbols = try await CLI.run(["search", "--db", db.path, "©"])
         #expect(symbols.stdout.contains("nothing to search for"), "\(symbols.stdout)")
-        let page = try json(["search", "--db", db.path, "kernal"])
+        let page = try await json(["search", "--db", db.path, "kernal"])
         let explanation = try #require(page["explanation"] as? [String: Any])
         #expect(explanation["reason"] as? String == "noMatch")
         #expect(explanation["suggestions"] as? [String] == ["kernel"])
-        #expect(try json(["search", "--db", db.path, "kernel"])["explanation"] is NSNull, "null when something matched")
+        #expect(try await json(["search", "--db", db.path, "kernel"])["explanation"] is NSNull, "null when something matched")
     }
 
-    @Test func sortByAColumnNewestFirstOrAscending() throws {
-        let db = try indexed()
+    @Test func sortByAColumnNewestFirstOrAscending() async throws {
+        let db = try await indexed()
         try db.shell("ALTER TABLE notes ADD COLUMN updated_at TEXT; UPDATE notes SET updated_at = '2026-0' || id || '-01' WHERE id < 10; UPDATE notes SET updated_at = '2026-12-31' WHERE id = 11;")
-        func ids(_ extra: [String]) throws -> [Int] {
-            (try json(["search", "--db", db.path, "kernel OR panic OR hacker"] + extra)["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int }
+        func ids(_ extra: [String]) async throws -> [Int] {
+            (try await json(["search", "--db", db.path, "kernel OR panic OR hacker"] + extra)["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int }
         }
-        #expect(try ids(["--sort", "updated_at"]) == [11, 2, 1])
-        #expect(try ids(["--sort", "updated_at", "--ascending"]) == [1, 2, 11])
-        let missing = try CLI.run(["search", "--db", db.path, "kernel", "--sort", "nope"])
+        #expect(try await ids(["--sort", "updated_at"]) == [11, 2, 1])
+        #expect(try await ids(["--sort", "updated_at", "--ascending"]) == [1, 2, 11])
+        let missing = try await CLI.run(["search", "--db", db.path, "kernel", "--sort", "nope"])
         #expect(missing.status == 1 && missing.stderr.contains("has no such column"), "\(missing.stderr)")
-        #expect(try CLI.run(["search", "--db", db.path, "kernel", "--ascending"]).status == 2)
+        #expect(try await CLI.run(["search", "--db", db.path, "kernel", "--ascending"]).status == 2)
     }
 
-    @Test func helpListsExactlyTheFormatsSearchAccepts() throws {
-        let help = try CLI.run(["search", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    @Test func helpListsExactlyTheFormatsSearchAccepts() async throws {
+        let help = try await CLI.run(["search", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let option = try #require(help.range(of: "--format <format> Output format."))
         let line = try #require(help.range(of: #"\(values: [^)]*\)"#, options: .regularExpression, range: option.upperBound..<help.endIndex).map { String(help[$0]) })
         let listed = line.dropFirst("(values: ".count).split(separator: ";")[0].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(listed == ["table", "json", "jsonl", "csv"], "\(line)")
-        let db = try indexed()
-        for format in listed { #expect(try CLI.run(["search", "--db", db.path, "kernel", "--format", format]).status == 0, "\(format)") }
-        let refused = try CLI.run(["search", "--db", db.path, "kernel", "--format", "text"])
+        let db = try await indexed()
+        for format in listed { #expect(try await CLI.run(["search", "--db", db.path, "kernel", "--format", format]).status == 0, "\(format)") }
+        let refused = try await CLI.run(["search", "--db", db.path, "kernel", "--format", "text"])
         #expect(refused.status != 0 && refused.stderr.contains("'text' is invalid"), "\(refused.stderr)")
     }
 
-    @Test func initRefusesATokenizerThisSQLiteCannotCreateAndChangesNothing() throws {
+    @Test func initRefusesATokenizerThisSQLiteCannotCreateAndChangesNothing() async throws {
         let (db, _) = try CLI.workspace()
         let model = db.directory.appendingPathComponent("trigram.model.json")
         try Data(#"{"entities": [{"name": "Note", "table": "notes", "primaryKey": "id", "fields": [{"column": "title"}]}], "tokenizer": "trigram remove_diacritics 1"}"#.utf8).write(to: model)
         let before = try db.schemaSnapshot()
-        let result = try CLI.run(["init", "--db", db.path, "--model", model.path])
+        let result = try await CLI.run(["init", "--db", db.path, "--model", model.path])
         let version = try db.shell("SELECT sqlite_version();").trimmingCharacters(in: .whitespacesAndNewlines)
         if version.split(separator: ".").compactMap({ Int($0) }).lexicographicallyPrecedes([3, 45]) {
             #expect(result.status != 0)

@@ -49,12 +49,12 @@ import SearchlightTestSupport
         #expect(literal.map { Self.interpolations($0.text) } == ["userText"])
     }
 
-    @Test func createdDatabasesFollowTheUmask() throws {
+    @Test func createdDatabasesFollowTheUmask() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-umask-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("demo.sqlite").path
-        let demo = try CLI.finish(CLI.start(["-c", "umask 027 && exec \"$0\" demo --db \"$1\"", CLI.binary.path, path],
+        let demo = try await CLI.finish(CLI.start(["-c", "umask 027 && exec \"$0\" demo --db \"$1\"", CLI.binary.path, path],
                                             executable: URL(fileURLWithPath: "/bin/sh")))
         #expect(demo.status == 0)
         for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) {

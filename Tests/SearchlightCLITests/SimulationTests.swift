@@ -73,24 +73,30 @@ import Testing
 
         func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
         func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
-        func pause(_ range: ClosedRange<UInt32>) { usleep(range.lowerBound + UInt32(random.next() % UInt64(range.upperBound - range.lowerBound + 1))) }
+        func pause(_ range: ClosedRange<UInt32>) async {
+            try? await Task.sleep(for: .microseconds(UInt64(range.lowerBound) + random.next() % UInt64(range.upperBound - range.lowerBound + 1)))
+        }
+
+        /// Runs `body` in a synchronous context, where GRDB's blocking API is the one called (a short
+        /// write of the host app, not a wait).
+        func blocking<T>(_ body: () throws -> T) rethrows -> T { try body() }
 
         /// Runs a command to the end, or kills it with SIGKILL after a random delay.
-        func command(_ arguments: [String], killable: Bool = true, executable: URL = CLI.binary) throws {
+        func command(_ arguments: [String], killable: Bool = true, executable: URL = CLI.binary) async throws {
             let running = CLI.start(arguments + (executable == CLI.binary ? ["--log-level", "error"] : []), executable: executable)
             var killed = false
             if killable && chance(35) {
-                pause(5_000...400_000)
+                await pause(5_000...400_000)
                 if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL); killed = true }
             }
-            let result = try CLI.finish(running)
+            let result = try await CLI.finish(running)
             log("\(arguments.prefix(1).joined()) \(arguments.dropFirst(3).joined(separator: " ")) → \(killed ? "killed" : "exit \(result.status)")\(result.status != 0 && !killed ? ": " + result.stderr.prefix(300) : "")")
         }
 
-        func toggleBackground(_ name: String, _ arguments: [String], executable: URL = CLI.binary) {
+        func toggleBackground(_ name: String, _ arguments: [String], executable: URL = CLI.binary) async {
             if let running = background[name] {
                 kill(running.process.processIdentifier, SIGKILL)
-                _ = try? CLI.finish(running)
+                _ = try? await CLI.finish(running)
                 background[name] = nil
                 log("\(name) killed")
             } else {
@@ -100,7 +106,7 @@ import Testing
         }
 
         /// One migration of the host app, on a random table, with the tools apps use.
-        func migrate() throws {
+        func migrate() async throws {
             migration += 1
             let table = pick(SimulationTests.tables)
             var configuration = Configuration()
@@ -123,42 +129,42 @@ import Testing
                     try db.drop(table: table)
                     try db.rename(table: "new_\(table)", to: table)
                 }
-                try migrator.migrate(queue)
+                try blocking { try migrator.migrate(queue) }
                 log("migrate: remake \(table) with DatabaseMigrator")
             case 2:
-                try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)\" RENAME TO \"\(table)_renamed\"") }
-                pause(0...200_000)
-                try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)_renamed\" RENAME TO \"\(table)\"") }
+                try blocking { try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)\" RENAME TO \"\(table)_renamed\"") } }
+                await pause(0...200_000)
+                try blocking { try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)_renamed\" RENAME TO \"\(table)\"") } }
                 log("migrate: rename \(table) away and back")
             case 3:
-                try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)\" RENAME COLUMN body TO body_renamed") }
-                pause(0...200_000)
-                try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)\" RENAME COLUMN body_renamed TO body") }
+                try blocking { try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)\" RENAME COLUMN body TO body_renamed") } }
+                await pause(0...200_000)
+                try blocking { try queue.write { try $0.execute(sql: "ALTER TABLE \"\(table)\" RENAME COLUMN body_renamed TO body") } }
                 log("migrate: rename column \(table).body away and back")
             case 4:
-                try queue.write { db in
+                try blocking { try queue.write { db in
                     try db.execute(sql: "ALTER TABLE \"\(table)\" ADD COLUMN added TEXT")
                     try db.execute(sql: "ALTER TABLE \"\(table)\" DROP COLUMN extra")
-                }
-                try queue.write { db in
+                } }
+                try blocking { try queue.write { db in
                     try db.execute(sql: "ALTER TABLE \"\(table)\" ADD COLUMN extra TEXT")
                     try db.execute(sql: "ALTER TABLE \"\(table)\" DROP COLUMN added")
-                }
+                } }
                 log("migrate: add and drop columns of \(table)")
             default:
-                try queue.write { try $0.execute(sql: "DROP TABLE \"\(table)\"") }
-                pause(0...300_000)
-                try queue.write { try $0.execute(sql: "CREATE TABLE \"\(table)\" \(SimulationTests.definitions[table]!)") }
+                try blocking { try queue.write { try $0.execute(sql: "DROP TABLE \"\(table)\"") } }
+                await pause(0...300_000)
+                try blocking { try queue.write { try $0.execute(sql: "CREATE TABLE \"\(table)\" \(SimulationTests.definitions[table]!)") } }
                 log("migrate: drop \(table), create it again")
             }
         }
 
-        func initModel() throws {
+        func initModel() async throws {
             let maximumDuration = chance(20)
             maximumDurationInstalled = maximumDurationInstalled || maximumDuration
             let path = directory + "/model-\(migration)-\(trace.count).json"
             try Data(SimulationTests.model(bodyWeight: chance(50) ? 1 : 2, maximumDuration: maximumDuration).utf8).write(to: URL(fileURLWithPath: path))
-            try command(["init", "--db", db.path, "--model", path], killable: false)
+            try await command(["init", "--db", db.path, "--model", path], killable: false)
         }
     }
 
@@ -166,16 +172,16 @@ import Testing
         Double(ProcessInfo.processInfo.environment["SEARCHLIGHT_SIM_SECONDS"] ?? "") ?? 40
     }
 
-    @Test func nothingIsLostUnderRandomConcurrentWritesMigrationsAndKills() throws {
-        let (seed, _) = ConsumerProcessTests.seeded()
+    @Test func nothingIsLostUnderRandomConcurrentWritesMigrationsAndKills() async throws {
+        let (seed, _) = seededGenerator("nothingIsLostUnderRandomConcurrentWritesMigrationsAndKills")
         let run = try Run(seed: seed)
         run.log("started at \(Date())")
         let seconds = Self.simulationSeconds
         let path = run.db.path
         let modelPath = run.directory + "/model.json"
         try Data(Self.model(bodyWeight: 1, maximumDuration: false).utf8).write(to: URL(fileURLWithPath: modelPath))
-        #expect(try CLI.run(["init", "--db", path, "--model", modelPath]).status == 0)
-        try ReliabilityTests.stress(["export", "--db", path]).finish()
+        #expect(try await CLI.run(["init", "--db", path, "--model", modelPath]).status == 0)
+        try await ReliabilityTests.stress(["export", "--db", path]).finish()
 
         // Writers run for the whole simulation, each with its own seed.
         let logs = (1...2).map { run.directory + "/writer-\($0).log" }
@@ -187,46 +193,46 @@ import Testing
         var midRunFailures: [String] = []
         while Date() < deadline {
             switch run.random.next() % 100 {
-            case 0..<22: try run.migrate()
-            case 22..<30: try run.initModel()
-            case 30..<42: try run.command(["index", "--db", path])
-            case 42..<48: try run.command(["reindex", "--db", path])
-            case 48..<51: try run.command(["verify", "--db", path, "--repair"])
+            case 0..<22: try await run.migrate()
+            case 22..<30: try await run.initModel()
+            case 30..<42: try await run.command(["index", "--db", path])
+            case 42..<48: try await run.command(["reindex", "--db", path])
+            case 48..<51: try await run.command(["verify", "--db", path, "--repair"])
             case 51..<54:
                 // Mid-run, with writers going: verify catches up first, and skips objects with
                 // history after its checkpoint; anything else that differs is a lost change.
-                let verify = try CLI.run(["verify", "--db", path, "--format", "json", "--log-level", "error"])
+                let verify = try await CLI.run(["verify", "--db", path, "--format", "json", "--log-level", "error"])
                 run.log("verify → exit \(verify.status)")
                 if verify.status != 0 { midRunFailures.append("verify at \(run.trace.last ?? ""): \(verify.stdout.prefix(1_000)) \(verify.stderr.prefix(300))") }
-            case 54..<64: try run.command(["cleanup", "--db", path])
-            case 64..<76: try run.command(["export", "--db", path], executable: ReliabilityTests.stress)
-            case 76..<84: run.toggleBackground("watch", ["watch", "--db", path])
-            case 84..<88: run.toggleBackground("watch-2", ["watch", "--db", path])
+            case 54..<64: try await run.command(["cleanup", "--db", path])
+            case 64..<76: try await run.command(["export", "--db", path], executable: ReliabilityTests.stress)
+            case 76..<84: await run.toggleBackground("watch", ["watch", "--db", path])
+            case 84..<88: await run.toggleBackground("watch-2", ["watch", "--db", path])
             case 88..<92:
                 // Automatic cleanup, as an app runs it (HistoryCleaner with a strategy).
-                run.toggleBackground("cleaner", ["clean", "--db", path, "--strategy", run.pick(["duration", "notification"])],
+                await run.toggleBackground("cleaner", ["clean", "--db", path, "--strategy", run.pick(["duration", "notification"])],
                                      executable: ReliabilityTests.stress)
-            default: run.pause(50_000...300_000)
+            default: await run.pause(50_000...300_000)
             }
         }
         // Writers stop at the deadline; then the background processes are killed.
         var writerOutput: [String] = []
         for writer in writers {
-            let result = try CLI.finish(writer)
+            let result = try await CLI.finish(writer)
             writerOutput.append(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
             if result.status != 0 { midRunFailures.append("a writer met a busy or locked database: \(result.stderr.prefix(500))") }
         }
-        for name in Array(run.background.keys) { run.toggleBackground(name, []) }
+        for name in Array(run.background.keys) { await run.toggleBackground(name, []) }
         run.log("writers: \(writerOutput.joined(separator: "; "))")
 
         // Catch up, as any restart would.
-        let index = try CLI.run(["index", "--db", path, "--log-level", "error"])
+        let index = try await CLI.run(["index", "--db", path, "--log-level", "error"])
         #expect(index.status == 0, "\(index.stderr)")
-        try ReliabilityTests.stress(["export", "--db", path]).finish()
+        try await ReliabilityTests.stress(["export", "--db", path]).finish()
 
         var failures = midRunFailures
         // Oracle 1: verify.
-        let verify = try CLI.run(["verify", "--db", path, "--format", "json"])
+        let verify = try await CLI.run(["verify", "--db", path, "--format", "json"])
         if verify.status != 0 { failures.append("verify: \(verify.stdout.prefix(1_500)) \(verify.stderr.prefix(500))") }
 
         let store = try HistoryStore(path: path)
@@ -235,10 +241,10 @@ import Testing
         let words = try logs.flatMap { try String(contentsOfFile: $0, encoding: .utf8).split(separator: "\n") }
         // Oracle 2: a plain FTS5 table of the final rows; every word written matches the same rows.
         let oracle = try DatabaseQueue()
-        try oracle.write { db in
+        try run.blocking { try oracle.write { db in
             try db.execute(sql: "CREATE VIRTUAL TABLE oracle USING fts5(entity UNINDEXED, k UNINDEXED, title, body, tokenize = 'unicode61 remove_diacritics 2')")
-        }
-        try store.dbPool.read { source in
+        } }
+        try run.blocking { try store.dbPool.read { source in
             for table in SimulationTests.tables {
                 let rows = try Row.fetchAll(source, sql: "SELECT k, title, body FROM \"\(table)\" WHERE k IS NOT NULL")
                 try oracle.write { db in
@@ -248,16 +254,16 @@ import Testing
                     }
                 }
             }
-        }
+        } }
         let search = SearchIndex(store: store)
         var checkedWords = 0, liveWords = 0
         for line in words where line.hasPrefix("word ") {
             let word = String(line.dropFirst(5))
-            let expected = try oracle.read { db in
+            let expected = try run.blocking { try oracle.read { db in
                 try Row.fetchAll(db, sql: "SELECT entity, k FROM oracle WHERE oracle MATCH ?", arguments: ["\"\(word)\""]).map { row in
                     "\(row["entity"] as String) \(ObjectID.fromDatabaseValue(row["k"]).map { "\($0)" } ?? "?")"
                 }
-            }
+            } }
             let found = try search.search(word, limit: nil).hits.map { "\($0.entity) \($0.objectID)" }
             checkedWords += 1
             if !expected.isEmpty { liveWords += 1 }
@@ -271,12 +277,12 @@ import Testing
         // (history cleaned up is no excuse: cleanup waits for the consumer, which is required).
         let transactions = try store.fetchTransactions(.all)
         let gaps = transactions.filter { $0.contextName == "searchlight.capture-interrupted" }.map(\.token.rawValue)
-        let exported = try store.dbPool.read { db in
+        let exported = try run.blocking { try store.dbPool.read { db in
             (try Row.fetchAll(db, sql: "SELECT change_id, count(*) AS n FROM export_log WHERE change_id IS NOT NULL GROUP BY change_id HAVING n > 1").count,
              Set(try Int64.fetchAll(db, sql: "SELECT change_id FROM export_log WHERE change_id IS NOT NULL")),
              Set(try Int64.fetchAll(db, sql: "SELECT DISTINCT token FROM export_log WHERE change_id IS NOT NULL")),
              try Row.fetchAll(db, sql: "SELECT token, type FROM export_log WHERE type LIKE 'resync%'").map { ($0["token"] as Int64, $0["type"] as String) })
-        }
+        } }
         if exported.0 > 0 { failures.append("\(exported.0) changes were exported more than once") }
         let resyncs = exported.3.filter { $0.1 != "resync noCheckpoint" }.map(\.0)
         var checkedTokens = 0

@@ -119,7 +119,7 @@ import SearchlightTestSupport
     /// statement lands whole, before the uninstall (captured) or after it (not), and the database
     /// ends exactly as the same statements leave a copy that never had Searchlight.
     @Test func anAppWritingDuringTheUninstallEndsAsIfSearchlightNeverWasThere() throws {
-        let (seed, random) = ConsumerProcessTests.seeded()
+        let (seed, random) = seededGenerator("UninstallCommandTests.anAppWritingDuringTheUninstall")
         var generator = random
         let (db, model) = try CLI.workspace()
         let reference = try Self.reference(of: db)

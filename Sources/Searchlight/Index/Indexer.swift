@@ -356,6 +356,9 @@ public final class Indexer: Sendable {
     /// Whether ``start()`` was called and ``stop()`` was not.
     public var isIndexing: Bool { state.withLock { $0.follower != nil } }
 
+    /// How many ``waitUntilCaughtUp()`` calls are waiting for the follower (tests wait for one to start).
+    package var waiterCount: Int { state.withLock { $0.waiters.count } }
+
     /// What the follow loop does after a step.
     private enum FollowStep {
         case waitForWork

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GRDB
 import Testing
 @testable import SearchlightHistory
@@ -168,6 +169,25 @@ import SearchlightTestSupport
         #expect(try store.fetchTransactions(.all).map(\.author) == ["sync", "sync", nil])
     }
 
+    /// The log rows each committed transaction of the writer connection deleted: a purge's chunks.
+    final class LogDeletions: TransactionObserver, Sendable {
+        private struct State { var pending: [Int64] = []; var committed: [[Int64]] = [] }
+        private let state = Mutex(State())
+        var chunks: [[Int64]] { state.withLock { $0.committed } }
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+            if case let .delete(tableName) = eventKind { return tableName == "searchlight_log" }
+            return false
+        }
+        func databaseDidChange(with event: DatabaseEvent) { state.withLock { $0.pending.append(event.rowID) } }
+        func databaseDidCommit(_ db: Database) {
+            state.withLock { state in
+                if !state.pending.isEmpty { state.committed.append(state.pending) }
+                state.pending = []
+            }
+        }
+        func databaseDidRollback(_ db: Database) { state.withLock { $0.pending = [] } }
+    }
+
     @Test func deletionRunsInChunks() throws {
         let db = try TestDatabase()
         let store = try db.openStore()
@@ -177,9 +197,27 @@ import SearchlightTestSupport
         for i in 1001...1100 { try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id) VALUES (?)", arguments: [i]) } }
         try store.registerConsumer("indexer")
         try store.saveCheckpoint(try store.currentToken(), for: "indexer")
-        let report = try HistoryCleaner(store: store, configuration: .init(chunkSize: 7)).clean()
+        // Each log row and whether it is a transaction's header.
+        let isHeader = try store.dbPool.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: #"SELECT "id", "type" = 0 FROM "searchlight_log""#).map { ($0[0] as Int64, $0[1] as Bool) })
+        }
+        let deletions = LogDeletions()
+        store.dbPool.add(transactionObserver: deletions)
+        let chunkSize = 7
+        let report = try HistoryCleaner(store: store, configuration: .init(chunkSize: chunkSize)).clean()
         #expect(report.deleted == HistoryCount(transactions: 101, changes: 1100))
         #expect(try store.fetchCount(.all).transactions == 0)
+        let chunks = deletions.chunks
+        #expect(chunks.flatMap { $0 }.sorted() == isHeader.keys.sorted(), "every row deleted once")
+        // A chunk ends where a transaction ends: at most `chunkSize` rows and the rest of the
+        // transaction it stopped in (here 1 row: the small transactions have 2 rows), or a
+        // single transaction larger than that (the bulk one, 1,001 rows).
+        for chunk in chunks {
+            let transactions = chunk.filter { isHeader[$0] == true }.count
+            #expect(chunk.count <= chunkSize + 1 || transactions == 1, "a chunk of \(chunk.count) rows, \(transactions) transactions")
+        }
+        #expect(chunks.count >= 1 + 100 * 2 / (chunkSize + 1), "\(chunks.map(\.count))")
+        #expect(chunks.contains { $0.count == 1_001 }, "the bulk transaction, never split")
         // The head survives an empty log, and new history continues after it.
         let head = try store.currentToken()
         try db.shell("INSERT INTO notes(id) VALUES (5000);")

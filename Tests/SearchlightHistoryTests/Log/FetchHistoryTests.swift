@@ -114,7 +114,11 @@ import SearchlightTestSupport
             checkpoint = next.token
         }
         #expect(seen == (1...5).map { .integer(Int64($0)) })
-        #expect(tokens == tokens.sorted())
+        // Each commit got a new, larger token while its timestamp went back: order is by token.
+        #expect(zip(tokens, tokens.dropFirst()).allSatisfy { $0 < $1 }, "\(tokens)")
+        let transactions = try store.fetchTransactions(.all)
+        #expect(transactions.map(\.token) == tokens)
+        #expect(zip(transactions, transactions.dropFirst()).allSatisfy { $0.timestamp > $1.timestamp }, "the clock went back at each write")
     }
 
     @Test func equalTimestampsLoseNothing() throws {

@@ -96,14 +96,37 @@ import SearchlightTestSupport
     }
 
     @Test func waitUntilCaughtUpEndsWhenTheIndexerStops() async throws {
-        let f = try Fixture()
+        // The indexer takes one transaction per batch, and holds the batch of note 1 until the
+        // test lets it go: the stop is certain to come before it reaches note 2.
+        let reached = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        var configuration = Indexer.Configuration()
+        configuration.batchSize = 1
+        configuration.documentBuilders["Note"] = { row, _ in
+            if (row["title"] as String?) == "held" { reached.signal(); release.wait() }
+            return IndexedDocument(["title": row["title"] ?? ""])
+        }
+        let f = try Fixture(configuration: configuration)
         try f.runIndexer()
+        try f.insertNote(1, title: "held")
+        try f.insertNote(2, title: "unreached")
+        let target = try f.store.currentToken()
         f.indexer.start()
-        try await f.indexer.waitUntilCaughtUp()
-        try f.insertNote(1, title: "found")
-        try await withTimeout(60) { try await f.indexer.waitUntilCaughtUp() }
-        #expect(try f.ids("found") == [.integer(1)])
-        await f.indexer.stop()
+        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
+        // A wait for note 2, which the indexer will not reach before it stops.
+        let waiting = Task { try await f.indexer.waitUntilCaughtUp() }
+        try await withTimeout(120) { while f.indexer.waiterCount == 0 { try await Task.sleep(for: .milliseconds(1)) } }
+        let stopping = Task { await f.indexer.stop() }
+        while f.indexer.isIndexing { try await Task.sleep(for: .milliseconds(1)) } // stop() was asked
+        release.signal() // the batch in flight (note 1) commits; no batch follows
+        try await withTimeout(120) { await stopping.value }
+        // The wait ends with the stop (a bound against hangs, not a latency goal).
+        let error = await #expect(throws: SearchlightError.self) {
+            try await withTimeout(60) { try await withTaskCancellationHandler { try await waiting.value } onCancel: { waiting.cancel() } }
+        }
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+        #expect(try f.indexer.indexedToken() < target, "it ended by the stop, not by catching up")
+        #expect(try f.ids("held") == [.integer(1)])
+        #expect(try f.ids("unreached").isEmpty)
     }
 
     @Test func aRunningIndexerSwitchesToAModelInstalledElsewhere() async throws {
