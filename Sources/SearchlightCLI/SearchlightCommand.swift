@@ -9,7 +9,7 @@ struct SearchlightCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "searchlight",
         abstract: "Full-text search that follows every change to an SQLite database.",
-        version: "0.1.0",
+        version: SearchlightVersion.current,
         subcommands: [
             InitCommand.self, IndexCommand.self, WatchCommand.self, SearchCommand.self, ReindexCommand.self,
             VerifyCommand.self, StatusCommand.self, HistoryCommand.self, CleanupCommand.self, UninstallCommand.self, DemoCommand.self,

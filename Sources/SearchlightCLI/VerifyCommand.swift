@@ -34,11 +34,18 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         let store = try options.openStore()
         let indexer = try Indexer(store: store, configuration: options.indexerConfiguration())
-        let result = try indexer.catchUpAndVerify(repairing: repair)
-        let found = result.found, consistent = result.isConsistent
+        try indexer.indexPendingChanges() // what history says first: only real differences remain
+        let found: VerificationReport, repaired: Bool, consistent: Bool
+        if repair {
+            let report = try indexer.repair()
+            (found, repaired, consistent) = (report.found, report.repaired, report.isConsistent)
+        } else {
+            found = try indexer.verify()
+            (repaired, consistent) = (false, found.isConsistent)
+        }
         switch format {
         case .json:
-            print(try Output.json(Result(consistent: consistent, repaired: result.repaired, differences: found.differences,
+            print(try Output.json(Result(consistent: consistent, repaired: repaired, differences: found.differences,
                                          pending: found.pending, token: found.token, integrityErrors: found.integrityErrors,
                                          notIndexed: found.notIndexed, entities: found.entities)))
         case .text:

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import GRDB
 import Testing
+import SearchlightHistory
 import SearchlightTestSupport
 
 @Suite struct CommandTests {
@@ -133,7 +134,7 @@ import SearchlightTestSupport
         #expect(result.status == 0, "\(result.stderr)")
     }
 
-    /// Issue 10, bug 10: with the database file replaced (`mv` over it), `watch` went on
+    /// Regression: with the database file replaced (`mv` over it), `watch` went on
     /// following the deleted file in silence. It now exits 1 with one line saying so.
     @Test func watchExitsWithAClearErrorWhenTheDatabaseFileIsReplaced() async throws {
         let (db, model) = try CLI.workspace()
@@ -313,7 +314,7 @@ import SearchlightTestSupport
         #expect(try await CLI.run(["search", "--db", "x", "q", "--format", "xml"]).status == 2)
         let help = try await CLI.run(["search", "--help"])
         #expect(help.status == 0 && help.stdout.contains("USAGE"))
-        #expect(try await CLI.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+        #expect(try await CLI.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == SearchlightVersion.current)
     }
 
     @Test func demoRunsWithNoSetup() async throws {

@@ -17,7 +17,9 @@ import SearchlightTestSupport
         let writer = Self.stress(["write", "--db", db.path, "--log", db.directory.appendingPathComponent("w.log").path,
                                   "--seconds", "4", "--count", "200", "--seed", "\(seed)"])
         var killed = 0
-        while writer.process.isRunning {
+        // At least three kills however slow the machine (a kill after the writer ended still
+        // interrupts a catch-up), and kills for as long as the writer runs.
+        while writer.process.isRunning || killed < 3 {
             let exporter = Self.stress(["export", "--db", db.path, "--follow"])
             try await Task.sleep(for: .microseconds(generator.next() % 400_000 + 20_000))
             if exporter.process.isRunning { kill(exporter.process.processIdentifier, SIGKILL); killed += 1 }

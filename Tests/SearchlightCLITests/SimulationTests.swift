@@ -5,7 +5,7 @@ import SearchlightHistory
 import SearchlightTestSupport
 import Testing
 
-/// The randomized, seeded, multi-process simulation of issue 10 (in the manner of Jepsen and
+/// The randomized, seeded, multi-process simulation (in the manner of Jepsen and
 /// of FoundationDB's simulation testing): writer processes hammer four tables (INTEGER, NOCASE
 /// TEXT, BLOB and REAL keys, one WITHOUT ROWID) with every kind of write, while the driver, at
 /// random moments, migrates the schema (GRDB `DatabaseMigrator` remakes, `RENAME TO`,

@@ -35,7 +35,7 @@ package struct IndexLayout: Codable, Hashable, Sendable {
             // GRDB tells a true rowid alias apart (`INTEGER PRIMARY KEY DESC` is not one). Its
             // schema queries do not quote every name safely: any failure keeps the document map.
             // A WITHOUT ROWID table has no rowid alias, whatever its key's declared type: an
-            // `INTEGER PRIMARY KEY` there holds text too (issue 10, bug 6).
+            // `INTEGER PRIMARY KEY` there holds text too.
             // (pragma_table_list needs SQLite 3.37; an older one falls back to reading the DDL.)
             let withoutRowid = try (try? Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'",
                                                        arguments: [entity.table]))

@@ -230,7 +230,7 @@ extension Indexer {
         return Chunk(count: rows.count, last: last, inserted: inserted)
     }
 
-    /// Takes the rebuild lease in one write transaction (see ``rebuild(reason:progress:)``).
+    /// Takes the rebuild lease in one write transaction (see ``rebuild(reason:progress:until:)``).
     /// `reason` nil: this indexer was waiting for another rebuild, which may have made its own
     /// unnecessary.
     private func begin(reason: RebuildReason?, _ db: Database) throws -> Start {

@@ -22,29 +22,27 @@ extension Indexer {
     }
 
     /// Verifies, fixes every difference found (reindexing those objects, or rebuilding if the
-    /// full-text index itself is damaged), and returns the report of what was found.
+    /// full-text index itself is damaged), and verifies again if it repaired anything.
+    ///
+    /// ```swift
+    /// try indexer.indexPendingChanges()   // what history says first: only real differences remain
+    /// let repair = try indexer.repair()
+    /// print(repair.found.differences, repair.isConsistent)
+    /// ```
     @discardableResult
-    public func repair() throws(SearchlightError) -> VerificationReport {
-        let report = try verify()
-        if !report.integrityErrors.isEmpty {
+    public func repair() throws(SearchlightError) -> RepairReport {
+        let found = try verify()
+        guard !found.isConsistent else { return RepairReport(found: found, repaired: false, isConsistent: true) }
+        if !found.integrityErrors.isEmpty {
             _ = try rebuild(reason: .damaged, progress: nil, until: { Task.isCancelled })
             try indexPendingChanges()
-            return report
+        } else {
+            for entity in found.entities where entity.differences > 0 {
+                try reindex(ids: entity.missing + entity.stale + entity.extra, entity: entity.entity)
+                logger.notice("repaired \(entity.entity): \(entity.missing.count) missing, \(entity.stale.count) stale, \(entity.extra.count) extra")
+            }
         }
-        for entity in report.entities where entity.differences > 0 {
-            try reindex(ids: entity.missing + entity.stale + entity.extra, entity: entity.entity)
-            logger.notice("repaired \(entity.entity): \(entity.missing.count) missing, \(entity.stale.count) stale, \(entity.extra.count) extra")
-        }
-        return report
-    }
-
-    /// Brings the index up to date, compares it with the source, and, if `repair` is true,
-    /// fixes every difference and compares again: what `searchlight verify [--repair]` does.
-    public func catchUpAndVerify(repairing repair: Bool) throws(SearchlightError) -> VerificationResult {
-        try indexPendingChanges()
-        let found = repair ? try self.repair() : try verify()
-        let consistent = repair && !found.isConsistent ? try verify().isConsistent : found.isConsistent
-        return VerificationResult(found: found, repaired: repair && !found.isConsistent, isConsistent: consistent)
+        return RepairReport(found: found, repaired: true, isConsistent: try verify().isConsistent)
     }
 
     /// The most rows (or keys) a chunk of ``verify()`` holds: each chunk is looked up with one

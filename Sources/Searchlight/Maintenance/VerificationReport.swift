@@ -65,12 +65,18 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     }
 }
 
-/// What ``Indexer/catchUpAndVerify(repairing:)`` found and did.
-public struct VerificationResult: Hashable, Sendable {
-    /// The differences found (before any repair).
+/// What ``Indexer/repair()`` found and did.
+public struct RepairReport: Hashable, Sendable {
+    /// The differences found (before the repair).
     public var found: VerificationReport
     /// Whether differences were found and repaired.
     public var repaired: Bool
-    /// Whether the index equals the source now (after the repair, if one ran).
+    /// Whether the index equals the source now (verified again after a repair).
     public var isConsistent: Bool
+
+    public init(found: VerificationReport, repaired: Bool, isConsistent: Bool) {
+        self.found = found
+        self.repaired = repaired
+        self.isConsistent = isConsistent
+    }
 }

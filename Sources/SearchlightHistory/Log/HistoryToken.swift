@@ -2,9 +2,10 @@ import GRDB
 
 /// A point in history: the token of a committed transaction.
 ///
-/// Tokens strictly increase in commit order (SQLite serializes writers, and tokens come from an
-/// the largest token plus one, assigned inside the writing transaction). A reader that sees token N has
-/// seen every token below N. Consumers checkpoint tokens, never timestamps: clocks jump and tie.
+/// Tokens strictly increase in commit order: SQLite serializes writers, and each transaction's
+/// token is the largest token so far plus one, assigned inside the writing transaction. A reader
+/// that sees token N has seen every token below N. Consumers checkpoint tokens, never
+/// timestamps: clocks jump and tie.
 public struct HistoryToken: RawRepresentable, Hashable, Comparable, Sendable, Codable,
     CustomStringConvertible, DatabaseValueConvertible
 {

@@ -6,7 +6,8 @@ extension SearchlightModel {
         public var name: String
         /// The SQLite table (any name: it is always quoted).
         public var table: String
-        /// The table's primary key column: a single INTEGER or TEXT column.
+        /// The table's primary key column: a single column, whose values may be INTEGER, TEXT,
+        /// REAL or BLOB (see ``ObjectID``); composite keys are not supported.
         public var primaryKey: String
         /// The indexed columns.
         public var fields: [Field]

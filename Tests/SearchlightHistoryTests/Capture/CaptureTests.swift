@@ -217,7 +217,7 @@ import SearchlightTestSupport
         #expect(try store.fetchChanges(.after(start)).map(\.updatedColumns) == [["title"]])
     }
 
-    /// Issue 10, bug 8: `trackedColumns` that left out an indexed field were accepted, and edits
+    /// Regression: `trackedColumns` that left out an indexed field were accepted, and edits
     /// to that field were never captured.
     @Test func indexedFieldsAreTrackedEvenWhenTrackedColumnsLeaveThemOut() throws {
         let db = try TestDatabase()
@@ -314,7 +314,7 @@ import SearchlightTestSupport
         CREATE TABLE people(uuid TEXT COLLATE NOCASE PRIMARY KEY NOT NULL, name TEXT, email TEXT);
         """
 
-    /// Issue 10, bug 7: `OLD.c IS NOT NEW.c` used the column's collation, so an update of a
+    /// Regression: `OLD.c IS NOT NEW.c` used the column's collation, so an update of a
     /// NOCASE column that only changed case (or of an RTRIM column that only added spaces)
     /// recorded nothing; a value changing from 1 to 1.0 was not an update either.
     @Test func changesInvisibleToTheColumnsCollationAreRecorded() throws {
@@ -326,7 +326,7 @@ import SearchlightTestSupport
         #expect(try store.fetchChanges(.after(start)).map(\.updatedColumns) == [["title"], ["body"], ["tags"]])
     }
 
-    /// Issue 10, bug 7: a NOCASE key renamed from `alice` to `Alice` was recorded as an update
+    /// Regression: a NOCASE key renamed from `alice` to `Alice` was recorded as an update
     /// of `Alice`, leaving a ghost `alice` document behind.
     @Test func aKeyRenamedOnlyInCaseIsADeleteAndAnInsert() throws {
         let db = try TestDatabase(schema: Self.schema)
@@ -337,7 +337,7 @@ import SearchlightTestSupport
         #expect(try store.fetchChanges(.after(start)).map { "\($0.type) \($0.objectID)" } == ["delete alice", "insert Alice"])
     }
 
-    /// Found while fixing bug 7: `INSERT OR REPLACE` of `'Alice'` over `'alice'` in a NOCASE key
+    /// Found while fixing the NOCASE key bug: `INSERT OR REPLACE` of `'Alice'` over `'alice'` in a NOCASE key
     /// recorded the insert but not the delete (the scratch row was looked up byte for byte), so
     /// `alice` stayed in the index for good. Scratch keys now compare with the key's collation.
     @Test func aReplaceOfAKeySpelledDifferentlyUnderItsCollationRecordsTheDelete() throws {
@@ -369,7 +369,7 @@ import SearchlightTestSupport
         #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM searchlight_replaced") } == 0)
     }
 
-    /// Issue 10, bug 9: INSERT OR REPLACE and UPSERT of an existing key left their scratch row
+    /// Regression: INSERT OR REPLACE and UPSERT of an existing key left their scratch row
     /// (with the overwritten row's preserved values) in `searchlight_replaced` for good, and a
     /// later insert of that key could record a spurious delete.
     @Test func replaceAndUpsertLeaveNoScratchRowsBehind() throws {

@@ -227,7 +227,7 @@ import SearchlightTestSupport
 
 /// Regressions of cleanup under concurrency.
 @Suite struct HistoryPurgeTests {
-    /// Issue 10, bug 1: when the bound was the newest transaction, the purge deleted every row
+    /// Regression: when the bound was the newest transaction, the purge deleted every row
     /// after its cursor, including a transaction another process committed while it ran; nobody
     /// got `historyExpired` and the index never saw that change.
     @Test func aTransactionCommittedWhileThePurgeRunsIsKept() throws {
@@ -244,7 +244,7 @@ import SearchlightTestSupport
         #expect(try store.fetchTransactions(.all).count == 1)
     }
 
-    /// Suspected in issue 10, and proven: with an author filter, a chunk that split a
+    /// Suspected, and proven: with an author filter, a chunk that split a
     /// transaction deleted its header, and the next chunk (which finds authored transactions by
     /// their headers) left that transaction's remaining changes behind, orphaned. Chunks now end
     /// on transaction boundaries.

@@ -1,7 +1,7 @@
 import Testing
 @testable import SearchlightHistory
 
-/// Issue 10, bug 10: the watcher re-checked only five times, 2 ms apart, after a file event, and
+/// Regression: the watcher re-checked only five times, 2 ms apart, after a file event, and
 /// any file written in the same directory reset its fallback poll: a commit that became visible
 /// late was not seen until its writer closed.
 @Suite struct WatchScheduleTests {

@@ -6,7 +6,7 @@ import SearchlightHistory
 import SearchlightTestSupport
 
 extension OddKeyTests {
-    /// Issue 10, bug 4 (also found by the black-box attack): BLOB keys (and REAL keys in a
+    /// Regression (found by a black-box attack): BLOB keys (and REAL keys in a
     /// column with no type) were turned into text, so the incremental path never found their
     /// rows: never indexed, and an update removed them. `verify --repair` could not fix it.
     @Test func keysOfEveryStorageClassAreIndexedUpdatedAndRemoved() throws {
@@ -45,7 +45,7 @@ extension OddKeyTests {
 }
 
 extension OddKeyTests {
-    /// Issue 10, bug 6: a WITHOUT ROWID table whose key is declared INTEGER PRIMARY KEY was
+    /// Regression: a WITHOUT ROWID table whose key is declared INTEGER PRIMARY KEY was
     /// taken for a rowid table, though it holds text keys too: the indexer was stuck for good
     /// on "object id abc … is not an integer".
     @Test func aWithoutRowidIntegerKeyMayHoldText() throws {

@@ -16,7 +16,7 @@ import SearchlightTestSupport
         .init(name: "Doc", table: "docs", primaryKey: "k", fields: [.init(column: "title")]),
     ])
 
-    /// Issue 10, bug 5 (also found by the black-box attack): a NULL key in a TEXT PRIMARY KEY
+    /// Regression (found by a black-box attack): a NULL key in a TEXT PRIMARY KEY
     /// put a change in history that made every fetch throw; the indexer was stuck for good,
     /// and every other entity's changes stayed unindexed.
     @Test func aNullKeyNeverStopsIndexingOrHistory() throws {

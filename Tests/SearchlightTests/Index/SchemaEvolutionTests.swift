@@ -5,7 +5,7 @@ import Testing
 import SearchlightHistory
 import SearchlightTestSupport
 
-/// The host app migrates its schema with tools we do not control (issue 10): a remade table,
+/// The host app migrates its schema with tools we do not control: a remade table,
 /// `RENAME TO`, `RENAME COLUMN`, `ADD` and `DROP COLUMN`, a dropped table. Capture heals with no
 /// manual step, nothing is lost, and no ghost stays in the index.
 @Suite struct SchemaEvolutionTests {
@@ -67,7 +67,7 @@ import SearchlightTestSupport
         #expect(try Indexer(store: store).verify().isConsistent)
     }
 
-    /// Issue 10: "a table remake silently ends capture" while `index`/`watch` keep the store
+    /// Regression: "a table remake silently ends capture" while `index`/`watch` keep the store
     /// open. The next batch notices the schema change (`PRAGMA schema_version`) and heals.
     @Test func aTableRemadeWhileTheStoreIsOpenIsHealedByTheNextBatch() throws {
         let f = try Fixture()
@@ -137,7 +137,7 @@ import SearchlightTestSupport
         #expect(try f.indexer.verify().isConsistent)
     }
 
-    /// Issue 10: `DROP COLUMN` of any tracked column failed with "error in trigger". A column the
+    /// Regression: `DROP COLUMN` of any tracked column failed with "error in trigger". A column the
     /// model neither indexes nor preserves is not referenced by the triggers any more.
     @Test func dropOrRenameOfAColumnTheModelDoesNotNeedSucceeds() throws {
         let db = try TestDatabase(schema: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, views INTEGER, draft TEXT);")
@@ -191,7 +191,7 @@ import SearchlightTestSupport
         #expect(try store.captureStatus().notCapturing.isEmpty)
     }
 
-    /// Issue 10: a dropped table stopped indexing for every entity. Its documents leave the
+    /// Regression: a dropped table stopped indexing for every entity. Its documents leave the
     /// index, status names the missing table, the others go on, and the table is picked up
     /// again when created again.
     @Test func aDroppedTableLeavesTheIndexAndIsPickedUpWhenCreatedAgain() throws {

@@ -58,7 +58,7 @@ import SearchlightTestSupport
         #expect(results.explanation?.ignored == ["©"])
     }
 
-    /// Regression (issue 11, second attack, break 2): terms after the first 64 were left out
+    /// Regression: terms after the first 64 were left out
     /// without a word.
     @Test func termsBeyondTheBoundAreReported() throws {
         let f = try populated()

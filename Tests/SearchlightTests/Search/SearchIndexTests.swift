@@ -173,7 +173,7 @@ import SearchlightTestSupport
         }
     }
 
-    /// Regression (issue 10, bug 11): a symbol that unicode61 drops was kept as a word of its
+    /// Regression: a symbol that unicode61 drops was kept as a word of its
     /// own, an empty phrase that matched nothing, so `hacker ©` found nothing.
     @Test func symbolsInUserTextSeparateWordsAsTheTokenizerDoes() throws {
         let f = try populated()
@@ -186,7 +186,7 @@ import SearchlightTestSupport
         #expect(try f.index.search("©", limit: nil).total == 0, "only a symbol: nothing to search, no error")
     }
 
-    /// Regression (issue 10, bug 12): `offset + limit` overflowed and crashed the process.
+    /// Regression: `offset + limit` overflowed and crashed the process.
     @Test func aHugeOffsetIsAnEmptyPageNotACrash() throws {
         let f = try populated()
         let page = try f.index.search("hacker", limit: 20, offset: Int.max)

@@ -46,7 +46,7 @@ import SearchlightTestSupport
         #expect(paged == all)
     }
 
-    /// Regression (issue 11, second attack, break 1): ascending order put NULLs first in SQL
+    /// Regression: ascending order put NULLs first in SQL
     /// (`ORDER BY 3 IS NULL` is a constant), so each page took the wrong rows.
     @Test func ascendingPagesPutNullsLastAndFollowEachOther() throws {
         let f = try Fixture(schema: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT, n INTEGER); CREATE TABLE people(uuid TEXT PRIMARY KEY NOT NULL, name TEXT, email TEXT UNIQUE, n INTEGER);")
@@ -65,7 +65,7 @@ import SearchlightTestSupport
         }
     }
 
-    /// Regression (issue 11, second attack, break 4): a table renamed since the last indexing
+    /// Regression: a table renamed since the last indexing
     /// made a sorted search fail as an "invalid query".
     @Test func sortingATableRenamedSinceIndexingIsAClearError() throws {
         let f = try populated()

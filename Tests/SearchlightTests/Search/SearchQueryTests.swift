@@ -76,7 +76,7 @@ import SearchlightHistory
         #expect(filtered("10:30 http://x") == #""10 30" AND "http x""#)
         #expect(filtered("title:") == nil, "a filter with nothing to search")
         #expect(filtered(#"title:"数据""#) == #""title" : "数 据""#)
-        // Regression (issue 11 attack, break 3): a CJK field name.
+        // Regression: a CJK field name.
         #expect(SearchQuery(userText: "标题:数据库 -标题:备份", columns: ["标题"])?.expression == #"("标题" : "数 据 库") NOT ("标题" : "备 份")"#)
     }
 

@@ -50,7 +50,7 @@ import SearchlightTestSupport
         return (db, SearchIndex(store: store))
     }
 
-    /// Regression (issue 11): with more than 200 matches, a page's snippets came from
+    /// Regression: with more than 200 matches, a page's snippets came from
     /// `WHERE fts MATCH ? AND rowid IN (…)`, for which FTS5 runs the whole query again for
     /// each id, prefix expansion included: `search 't*' --limit 1000` took 3.7 s on WordNet.
     /// A page of 1,000 hits must now cost about what ranking costs, plus its snippets: less

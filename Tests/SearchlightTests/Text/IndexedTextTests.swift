@@ -35,7 +35,7 @@ import SearchlightTestSupport
         #expect(try f.ids("x2") == [.integer(2)], "a superscript digit is a number: it normalizes")
     }
 
-    /// Regression (issue 11 attack, break 1): this SQLite's unicode61 keeps characters assigned
+    /// Regression: this SQLite's unicode61 keeps characters assigned
     /// after Unicode 6.1 (most emoji, `₽`, `₿`) and private-use characters in tokens, so
     /// `job🙂` was one token that neither `job` nor `job🙂` found.
     @Test func newerEmojiPrivateUseCharactersAndCurrencySignsSeparateWords() throws {
@@ -98,7 +98,7 @@ import SearchlightTestSupport
         #expect(Set(try f.ids("abc")) == [.integer(1), .integer(3)])
     }
 
-    /// Regression (issue 11 attack, break 4): the characters Searchlight inserts, found in the
+    /// Regression: the characters Searchlight inserts, found in the
     /// text itself, are not taken for its own.
     @Test func separatorAndBreakCharactersInTheTextAreNotSearchlights() throws {
         let f = try indexed(["るの", "る。の", "る\u{10FFFD}の", "る\u{1F}の"])
@@ -108,7 +108,7 @@ import SearchlightTestSupport
         #expect(shown == "[る]\u{FFFD}の", "\(shown.unicodeScalars.map { String($0.value, radix: 16) })")
     }
 
-    /// Regression (issue 11 attack, breaks 6 and 8).
+    /// Regression.
     @Test func cjkCompatibilitySymbolsAndFinalSigma() throws {
         let f = try indexed(["㍻の年号", "⼀つ", "ΣΊΣΥΦΟΣ"])
         #expect(try f.ids("平成") == [.integer(1)])
@@ -117,7 +117,7 @@ import SearchlightTestSupport
         #expect(try f.ids("Σίσυφος") == [.integer(3)])
     }
 
-    /// Regression (issue 11 attack, break 5): the query parser splits words as the tokenizer's
+    /// Regression: the query parser splits words as the tokenizer's
     /// own `tokenchars` say, and a tokenizer that keeps U+001F in tokens is refused.
     @Test func tokenizerOptionsShapeWordsAndATokenizerKeepingControlsIsRefused() throws {
         let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "unicode61 remove_diacritics 2 tokenchars '.:/'")
@@ -179,7 +179,7 @@ import SearchlightTestSupport
     @Test func theTrigramTokenizerIndexesUnsegmentedText() throws {
         let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "trigram")
         let f = try indexed(["数据库的备份", "CoreData持久化", "see example.com", "meeting at 10:30"], model: model)
-        // Regression (issue 11, second attack, break 3): trigram keeps punctuation in terms.
+        // Regression: trigram keeps punctuation in terms.
         #expect(try f.ids("example.com") == [.integer(3)])
         #expect(try f.ids("ample.co") == [.integer(3)])
         #expect(try f.ids("10:30") == [.integer(4)])
