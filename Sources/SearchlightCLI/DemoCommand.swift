@@ -51,7 +51,7 @@ struct DemoCommand: AsyncParsableCommand {
         indexer.start()
         for edit in DemoDatabase.edits {
             let before = try index.search(edit.query, asYouType: false, limit: 0).total
-            try DemoDatabase.apply(edit, to: store.dbPool)
+            try DemoDatabase.apply(edit, to: store.databaseWriter)
             try await indexer.waitUntilCaughtUp()
             let after = try index.search(edit.query, limit: 0).total
             print("   \(edit.description)")

@@ -53,7 +53,7 @@ public enum DemoDatabase {
     ]
 
     /// Applies an edit through a plain connection (no history API, no author).
-    public static func apply(_ edit: Edit, to dbPool: DatabasePool) throws {
-        try dbPool.write { try $0.execute(sql: edit.sql) }
+    public static func apply(_ edit: Edit, to database: any DatabaseWriter) throws {
+        try database.write { try $0.execute(sql: edit.sql) }
     }
 }

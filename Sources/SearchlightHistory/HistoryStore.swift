@@ -40,8 +40,16 @@ public final class HistoryStore: Sendable {
         public init() {}
     }
 
-    /// The database connections. Use it for reads, and for writes that need no author.
-    public let dbPool: DatabasePool
+    /// The database, as GRDB hands one out: use it for reads, and for writes that need no author
+    /// (``write(author:context:_:)`` records one).
+    ///
+    /// ```swift
+    /// let count = try store.databaseWriter.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") }
+    /// ```
+    public var databaseWriter: any DatabaseWriter { dbPool }
+
+    /// The connections (a WAL pool: readers never wait for the writer).
+    package let dbPool: DatabasePool
     /// The model installed in the database, as this store last read it. Another process may
     /// install a new one (`searchlight init`); ``installedModel(in:)`` reads the current one.
     public var model: SearchlightModel { installed.withLock { $0.model } }

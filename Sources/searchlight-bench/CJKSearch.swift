@@ -92,7 +92,7 @@ enum CJKSearch {
         let directory = try scratchDirectory("footprint")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (store, seconds) = try indexed(documents, in: directory)
-        let indexBytes = try store.dbPool.read { db in
+        let indexBytes = try store.databaseWriter.read { db in
             // The index's own tables (FTS5 shadow tables, the document map), through dbstat
             // (Debian's SQLite has it).
             try Int.fetchOne(db, sql: """

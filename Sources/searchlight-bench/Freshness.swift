@@ -29,7 +29,7 @@ enum Freshness {
         for i in 0..<writes {
             let started = clock.now
             let word = "fresh\(i)zq"
-            try store.dbPool.write { db in // a plain write: the watcher learns of it from the WAL
+            try store.databaseWriter.write { db in // a plain write: the watcher learns of it from the WAL
                 try db.execute(sql: "INSERT INTO docs(id, key, title, body) VALUES (?, ?, ?, ?)",
                                arguments: [1_000_000 + i, word, word, documents[i % documents.count].body])
             }

@@ -90,9 +90,9 @@ package enum IndexState {
 
     /// Runs ``migrate(_:store:)`` in its own write if the table is missing or old.
     package static func migrateIfNeeded(_ store: HistoryStore) throws {
-        let current = try store.dbPool.read { db in try isInstalled(db) && (try get(db, .schemaVersion, as: Int.self)) == currentVersion }
+        let current = try store.databaseWriter.read { db in try isInstalled(db) && (try get(db, .schemaVersion, as: Int.self)) == currentVersion }
         if !current {
-            try store.dbPool.write { db in
+            try store.databaseWriter.write { db in
                 // Only an install creates Searchlight's tables: not after an uninstall.
                 try store.checkInstalled(in: db)
                 try migrate(db, store: store)

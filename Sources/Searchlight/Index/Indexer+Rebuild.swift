@@ -50,7 +50,7 @@ extension Indexer {
 
     private func reindex(ids: [ObjectID], inEntity name: String) throws(SearchlightError) -> Summary {
         try SearchlightError.catching("cannot reindex \(name) objects") {
-            try store.dbPool.write { db in
+            try store.databaseWriter.write { db in
                 try store.checkInstalled(in: db)
                 let model = try store.installedModel(in: db)
                 guard model.entity(named: name) != nil else {
@@ -104,7 +104,7 @@ extension Indexer {
         while true {
             if shouldStop() { throw SearchlightError(.cancelled, "the rebuild was cancelled") }
             let start = try SearchlightError.catching("cannot start the rebuild") {
-                try store.dbPool.write { db in try begin(reason: waited ? nil : reason, db) }
+                try store.databaseWriter.write { db in try begin(reason: waited ? nil : reason, db) }
             }
             switch start {
             case let .started(started):
@@ -134,7 +134,7 @@ extension Indexer {
         // records how far it got: writers and searches go on, and a stop resumes from there.
         let writer = makeWriter(IndexSchema(generation: plan.generation), plan.layout)
         let total = try SearchlightError.catching("cannot count the rows to index") {
-            try store.dbPool.read { db in
+            try store.databaseWriter.read { db in
                 // (Only for the progress bar: a table dropped meanwhile counts as empty.)
                 plan.layout.entities.filter { !$0.isSuspended }.reduce(0) { sum, entity in
                     let count = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLQuoting.identifier(entity.entity.table))")
@@ -157,7 +157,7 @@ extension Indexer {
                 }
                 let position = after
                 let chunk = try SearchlightError.catching("cannot rebuild the index") {
-                    try store.dbPool.write { db in
+                    try store.databaseWriter.write { db in
                         try fillChunk(entityIndex: entityIndex, after: position, source: source, writer: writer, db)
                     }
                 }
@@ -175,7 +175,7 @@ extension Indexer {
         // 3. Swap: the new generation becomes live, and the checkpoint moves to where the
         // rebuild started (changes since then are applied next, idempotently).
         let swapped = try SearchlightError.catching("cannot swap in the rebuilt index") {
-            try store.dbPool.write { db -> Bool in
+            try store.databaseWriter.write { db -> Bool in
                 try store.checkInstalled(in: db)
                 guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return false }
                 try IndexState.set(db, .generation, plan.generation)
@@ -307,7 +307,7 @@ extension Indexer {
 
     /// Lets another process resume this rebuild at once (its progress stays).
     private func releaseLease() throws {
-        try store.dbPool.write { db in
+        try store.databaseWriter.write { db in
             try store.checkInstalled(in: db)
             guard try IndexState.get(db, .rebuildOwner, as: String.self) == leaseOwner else { return }
             try IndexState.set(db, .rebuildOwner, nil)

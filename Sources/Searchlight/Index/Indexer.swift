@@ -276,7 +276,7 @@ public final class Indexer: Sendable {
         var rebuilds = 0
         while true {
             if shouldStop() { throw SearchlightError(.cancelled, "indexing was cancelled") }
-            let outcome = try SearchlightError.catchingCallbacks("indexing failed") { try store.dbPool.write { try batch($0) } }
+            let outcome = try SearchlightError.catchingCallbacks("indexing failed") { try store.databaseWriter.write { try batch($0) } }
             switch outcome {
             case let .caughtUp(token):
                 summary.token = token
@@ -376,7 +376,7 @@ public final class Indexer: Sendable {
             return .end
         } catch SearchlightError.databaseReplaced {
             // Permanent: retrying would follow a file nobody writes any more.
-            stopFollowing(SearchlightError(.databaseReplaced, "stopped following: the database file \(store.dbPool.path) was replaced or deleted; open it again"))
+            stopFollowing(SearchlightError(.databaseReplaced, "stopped following: the database file \(store.databaseWriter.path) was replaced or deleted; open it again"))
             return .end
         } catch let error where error.code == .notInstalled {
             // Permanent: Searchlight was uninstalled; only an install may set it up again.

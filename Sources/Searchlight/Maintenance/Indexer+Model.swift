@@ -74,7 +74,7 @@ extension SearchIndex {
     public func documentCounts() throws(SearchlightError) -> [String: Int] {
         try migrateIfNeeded()
         return try SearchlightError.catching("cannot count indexed documents") {
-            try store.dbPool.read { db in
+            try store.databaseWriter.read { db in
                 guard let (schema, entities) = try liveEntities(db) else { return [:] }
                 var counts: [String: Int] = [:]
                 for entity in entities {

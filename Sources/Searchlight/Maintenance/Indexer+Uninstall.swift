@@ -32,8 +32,8 @@ extension Indexer {
     /// - Throws: ``SearchlightHistory/SearchlightError``: `notInstalled` if the database has no
     ///   Searchlight setup. On error nothing is removed.
     public static func uninstall(from store: HistoryStore) throws(SearchlightError) {
-        try SearchlightError.catching("cannot uninstall Searchlight from \(store.dbPool.path)") {
-            try store.dbPool.write { db in
+        try SearchlightError.catching("cannot uninstall Searchlight from \(store.databaseWriter.path)") {
+            try store.databaseWriter.write { db in
                 try IndexSchema.dropGenerations(except: [], db)
                 try db.execute(sql: IndexState.dropTable)
                 try store.uninstall(in: db)

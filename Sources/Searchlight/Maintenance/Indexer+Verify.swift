@@ -14,9 +14,9 @@ extension Indexer {
     /// and documents are compared a chunk at a time: memory does not grow with the tables.
     public func verify() throws(SearchlightError) -> VerificationReport {
         try SearchlightError.catching("cannot verify the index") {
-            var report = try store.dbPool.read { db in try verify(db) }
+            var report = try store.databaseWriter.read { db in try verify(db) }
             // FTS5's integrity check is spelled as an INSERT, which read-only connections refuse.
-            report.integrityErrors += try store.dbPool.writeWithoutTransaction { db in try integrityCheck(db) }
+            report.integrityErrors += try store.databaseWriter.writeWithoutTransaction { db in try integrityCheck(db) }
             return report
         }
     }

@@ -12,7 +12,7 @@ extension SearchIndex {
     /// ```
     func explanation(for text: String, asYouType: Bool, columns: Set<String>, entities names: Set<String>?) throws(SearchlightError) -> SearchExplanation {
         let found = try SearchlightError.catching("cannot explain the search") {
-            try store.dbPool.read { db -> (IndexLayout?, [String: String])? in
+            try store.databaseWriter.read { db -> (IndexLayout?, [String: String])? in
                 guard let (schema, layout) = try liveLayout(db) else { return nil }
                 let parsed = SearchQuery.Parsed(text, asYouType: asYouType, columns: columns, text: layout.text)
                 guard layout.text.segmentsCJK, !layout.tokenizer.lowercased().hasPrefix("porter") else { return (layout, [:]) }

@@ -109,7 +109,7 @@ public final class SearchIndex: Sendable {
         try validate(entities: entities, limit: limit, offset: offset)
         try migrateIfNeeded()
         do {
-            return try store.dbPool.read { db in try run(query, entities: entities, limit: limit, offset: offset, order: order, db) }
+            return try store.databaseWriter.read { db in try run(query, entities: entities, limit: limit, offset: offset, order: order, db) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
             let reason = error.message ?? "\(error)"

@@ -168,7 +168,7 @@ extension HistoryStore {
     /// results and its checkpoint together (exactly once, crash-safe).
     ///
     /// ```swift
-    /// try store.dbPool.write { db in
+    /// try store.databaseWriter.write { db in
     ///     try applyToMyIndex(transactions, db)
     ///     try store.saveCheckpoint(transactions.last!.token, for: "my-consumer", in: db)
     /// }
