@@ -5,8 +5,12 @@
 -- Key/value settings: schemaVersion, the installed model (JSON), modelRevision (incremented
 -- whenever an install changes the model: running indexers compare it to reload the model),
 -- purgedThroughToken and purgedThroughTimestamp (how far cleanup deleted history: fetching
--- from an older point throws historyExpired). The index keeps its own state in
--- searchlight_index_state (Schemas/index.sql).
+-- from an older point throws historyExpired), installationID (a random id written when the
+-- tables are created: a process that opened the database before an uninstall, or before an
+-- uninstall and a new init, finds another one or none, and stops), and what capture healing
+-- keeps (captureStatus, captureVersion, captureSchemaVersion, declaredModel, captureRootPages,
+-- resyncThroughToken). The index keeps its own state in searchlight_index_state
+-- (Schemas/index.sql).
 CREATE TABLE "searchlight_meta" (
   "key" TEXT PRIMARY KEY NOT NULL,
   "value"

@@ -11,8 +11,12 @@ COMMENTS = {
     "searchlight_meta": """Key/value settings: schemaVersion, the installed model (JSON), modelRevision (incremented
 whenever an install changes the model: running indexers compare it to reload the model),
 purgedThroughToken and purgedThroughTimestamp (how far cleanup deleted history: fetching
-from an older point throws historyExpired). The index keeps its own state in
-searchlight_index_state (Schemas/index.sql).""",
+from an older point throws historyExpired), installationID (a random id written when the
+tables are created: a process that opened the database before an uninstall, or before an
+uninstall and a new init, finds another one or none, and stops), and what capture healing
+keeps (captureStatus, captureVersion, captureSchemaVersion, declaredModel, captureRootPages,
+resyncThroughToken). The index keeps its own state in searchlight_index_state
+(Schemas/index.sql).""",
     "searchlight_entity": "Tracked entities. Log rows refer to an entity by this stable integer id.",
     "searchlight_log": """The history log, append-only. A transaction is a header row (type 0) whose id is its
 token, followed by its change rows (type 1 insert, 2 update, 3 delete; token = the header's
@@ -50,6 +54,8 @@ def history_sql():
         "",
     ]
     for statement in swift_statements("Sources/SearchlightHistory/Capture/HistorySchema.swift"):
+        if not statement.startswith("CREATE"):
+            continue  # a query of the schema's code, not part of the schema
         name = statement.split()[2].strip('"')
         if name in COMMENTS:
             out += ["-- " + line for line in COMMENTS[name].splitlines()]
