@@ -31,7 +31,7 @@ struct SearchlightBench: ParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-7, repeatable).")
+    @Option(help: "Run only these scenarios (1-8, repeatable).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -40,13 +40,19 @@ struct SearchlightBench: ParsableCommand {
     @Option(help: "History changes purged in the cleanup scenario.")
     var cleanupChanges = 1_000_000
 
+    @Option(help: "Transactions in the history part of scenario 8 (a quarter of them too).")
+    var scaleTransactions = 200_000
+
+    @Option(help: "Rows of about 4 KB in the verify part of scenario 8 (a quarter of them too).")
+    var verifyRows = 40_000
+
     @Option(help: .hidden)
     var rebuildChild: String?
 
     func run() throws {
         if let rebuildChild { return try Indexing.rebuildChild(rebuildChild) }
         let documents = try Corpus.load(corpus, limit: limit)
-        let chosen = Set(scenario.isEmpty ? Array(1...7) : scenario)
+        let chosen = Set(scenario.isEmpty ? Array(1...8) : scenario)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
         var report = Report(
@@ -64,6 +70,9 @@ struct SearchlightBench: ParsableCommand {
         try step(4, "freshness") { try Freshness.run(documents, writes: freshnessWrites, rate: 50) }
         try step(5, "search latency") { try SearchLatency.run(documents) }
         try step(6, "cleanup") { try Cleanup.run(changes: cleanupChanges) }
+        try step(8, "at scale: history, verify, INSERT OR REPLACE") {
+            try Scale.run(documents, transactions: scaleTransactions, verifyRows: verifyRows)
+        }
         if !cjkCorpus.isEmpty {
             try step(7, "CJK search") {
                 try CJKSearch.run(corpora: cjkCorpus, english: documents, englishName: URL(fileURLWithPath: corpus).lastPathComponent.replacingOccurrences(of: ".jsonl.gz", with: ""),
