@@ -48,6 +48,7 @@ extension HistoryStore {
     /// - Throws: ``SearchlightError``; when `body` throws, ``SearchlightError/Code-swift.struct/bodyFailed``
     ///   with your error as its cause. The caller's transaction should then roll back (GRDB's
     ///   `write` does when the error leaves its closure).
+    @discardableResult
     public func consumeNextBatch(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500, in db: Database,
                                  _ body: (HistoryBatch, Database) throws -> Void) throws(SearchlightError) -> HistoryConsumption {
         do {
