@@ -92,6 +92,12 @@ package enum HistoryLog {
             """), arguments: [after])
         var current: HistoryTransaction?
         var currentRows = 0
+        // The changes of `current` whose tombstone is still to decode: their indexes.
+        var tombstones: [Int] = []
+        func complete(_ transaction: inout HistoryTransaction) throws {
+            if !tombstones.isEmpty { try decodeTombstones(of: &transaction, at: tombstones, db) }
+            tombstones.removeAll(keepingCapacity: true)
+        }
         // Columns by position (the order of the SELECT above): a name lookup per value cost
         // more than the rest of the decoding.
         while let row = try rows.next() {
@@ -100,17 +106,63 @@ package enum HistoryLog {
             if token <= after { continue }
             let type: Int64 = row[2]
             if type == Int64(LogRowType.transactionHeader.rawValue) {
-                if let transaction = current, try !body(transaction, currentRows) { return }
+                if var transaction = current {
+                    try complete(&transaction)
+                    if try !body(transaction, currentRows) { return }
+                }
                 current = HistoryTransaction(
                     token: HistoryToken(token), timestamp: Date(timeIntervalSince1970: row[7] ?? 0),
                     author: row[8], contextName: row[9], processID: row[10], changes: [])
                 currentRows = 1
             } else if current?.token.rawValue == token {
                 currentRows += 1
-                if let change = try decodeChange(row, type: type, entities, db) { current!.changes.append(change) }
+                if let change = try decodeChange(row, type: type, entities) {
+                    if !row.hasNull(atIndex: 6) { tombstones.append(current!.changes.count) }
+                    current!.changes.append(change)
+                }
             }
         }
-        if let transaction = current { _ = try body(transaction, currentRows) }
+        if var transaction = current {
+            try complete(&transaction)
+            _ = try body(transaction, currentRows)
+        }
+    }
+
+    /// Decodes the tombstones of one transaction's changes (at `indexes`) in one statement:
+    /// SQLite's `json_each` over the transaction's log rows, so that values keep SQLite's types.
+    /// Anything unexpected (malformed JSON, not an object, a nested value) is decoded again change
+    /// by change, which throws the error that names the change.
+    private static func decodeTombstones(of transaction: inout HistoryTransaction, at indexes: [Int], _ db: Database) throws {
+        let ids = indexes.map { transaction.changes[$0].changeID }
+        var decoded: [Int64: [String: DatabaseValue]] = [:]
+        var wellFormed = true
+        do {
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT l."id", json_type(l."tombstone"), j."key", j."value", j."type"
+                FROM "searchlight_log" l LEFT JOIN json_each(l."tombstone") j
+                WHERE l."id" BETWEEN ? AND ? AND l."tombstone" IS NOT NULL
+                """), arguments: [ids.min(), ids.max()])
+            while let row = try rows.next() {
+                let id: Int64 = row[0]
+                guard (row[1] as String?) == "object", row.hasNull(atIndex: 4) || !["object", "array"].contains(row[4] as String) else {
+                    wellFormed = false
+                    break
+                }
+                var values = decoded[id] ?? [:]
+                if let key = row[2] as String? { values[key] = row[3] as DatabaseValue } // no key: an empty object
+                decoded[id] = values
+            }
+        } catch {
+            wellFormed = false
+        }
+        for (index, id) in zip(indexes, ids) {
+            if wellFormed, let values = decoded[id] {
+                transaction.changes[index].tombstone = values
+            } else {
+                let value = try DatabaseValue.fetchOne(db, sql: #"SELECT "tombstone" FROM "searchlight_log" WHERE "id" = ?"#, arguments: [id]) ?? .null
+                transaction.changes[index].tombstone = try HistoryChange.decodeTombstone(value, changeID: id, db)
+            }
+        }
     }
 
     /// One page of history: the transactions after `cursor` (and at or before `bound`, if
@@ -215,7 +267,8 @@ package enum HistoryLog {
     /// such a row has no identity to index, fetch or delete by, so it is left out of history
     /// rather than stopping every reader.
     /// The row comes from ``scan(after:_:_:)`` (columns by position).
-    private static func decodeChange(_ row: Row, type: Int64, _ entities: EntityNames, _ db: Database) throws -> HistoryChange? {
+    /// Its tombstone is decoded with the rest of its transaction's (``decodeTombstones(of:at:_:)``).
+    private static func decodeChange(_ row: Row, type: Int64, _ entities: EntityNames) throws -> HistoryChange? {
         let entityID: Int64 = row[3]
         guard let type = LogRowType(rawValue: Int(type))?.changeType else {
             throw SearchlightError(.databaseError, "history holds an unknown change type \(type)")
@@ -224,8 +277,7 @@ package enum HistoryLog {
         let updatedColumns = try (row[5] as String?).map(decodeColumns)
         return HistoryChange(
             changeID: row[0], token: HistoryToken(row[1] as Int64), entity: entities.names[entityID] ?? "#\(entityID)",
-            objectID: objectID, type: type, updatedColumns: updatedColumns,
-            tombstone: try HistoryChange.decodeTombstone(row[6], changeID: row[0], db))
+            objectID: objectID, type: type, updatedColumns: updatedColumns)
     }
 
     /// The JSON array of column names the update triggers write: `["a","b"]`. Names without

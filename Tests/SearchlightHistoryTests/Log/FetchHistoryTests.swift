@@ -195,4 +195,28 @@ import SearchlightTestSupport
         try db.shell("UPDATE searchlight_log SET tombstone = '{}' WHERE type = 3;")
         #expect(try store.allChanges().last?.tombstone == [:], "an empty object is an empty tombstone")
     }
+
+    /// A transaction's tombstones are decoded together (one `json_each` over its rows): each
+    /// change gets its own values, and a damaged one among them is still named.
+    @Test func theTombstonesOfOneTransactionAreEachTheirOwn() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        try store.write(author: "app") { db in
+            for i in 1...300 {
+                try db.execute(sql: "INSERT INTO people(uuid, name, email) VALUES (?, ?, ?)",
+                               arguments: ["p\(i)", "name \(i)", i % 3 == 0 ? nil : "\(i)@example.com"])
+            }
+        }
+        try store.write(author: "app") { db in try db.execute(sql: "DELETE FROM people") }
+        let deletes = try #require(try store.fetchTransactions(.all).last).changes
+        #expect(deletes.count == 300)
+        for change in deletes {
+            guard case let .text(uuid) = change.objectID, let i = Int(uuid.dropFirst()) else { Issue.record("\(change.objectID)"); continue }
+            #expect(change.tombstone == ["name": "name \(i)".databaseValue, "email": i % 3 == 0 ? .null : "\(i)@example.com".databaseValue])
+        }
+        let damaged = deletes[150].changeID
+        try db.shell("UPDATE searchlight_log SET tombstone = '{\"name\": ' WHERE id = \(damaged);")
+        let error = #expect(throws: SearchlightError.self) { try store.fetchTransactions(.all) }
+        #expect(error?.message.contains("history change \(damaged) holds an unreadable tombstone") == true, "\(error?.message ?? "")")
+    }
 }
