@@ -108,7 +108,8 @@ package struct CaptureInstaller {
             SELECT "name", "tbl_name", "sql", "rowid" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
             """)
         var current: [String: (table: String, sql: String, rowid: Int64)] = [:]
-        for row in existing { current[row["name"]] = (row["tbl_name"], row["sql"], row["rowid"]) }
+        // (An app's own trigger may bear the prefix too: only names Searchlight gives count.)
+        for row in existing where HistorySchema.isSearchlightObject(row["name"]) { current[row["name"]] = (row["tbl_name"], row["sql"], row["rowid"]) }
         // SQLite fires the newest trigger first, and a `RAISE(IGNORE)` in an app's AFTER trigger
         // skips the triggers that would fire after it: ours must be the newest on their table.
         var recreate: Set<String> = []
@@ -143,9 +144,10 @@ package struct CaptureInstaller {
             let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation)
             for (name, sql) in rendered.statements { wanted[name] = sql }
             let ours = rendered.statements.compactMap { current[$0.name]?.rowid }
-            let newestOfTheApp = try Int64.fetchOne(db, sql: """
-                SELECT max("rowid") FROM "sqlite_master" WHERE "type" = 'trigger' AND "tbl_name" = ? COLLATE NOCASE AND "name" NOT GLOB 'searchlight_*'
+            let newestOfTheApp = try Row.fetchAll(db, sql: """
+                SELECT "name", "rowid" FROM "sqlite_master" WHERE "type" = 'trigger' AND "tbl_name" = ? COLLATE NOCASE
                 """, arguments: [entry.entity.table])
+                .filter { !HistorySchema.isSearchlightObject($0["name"]) }.map { $0["rowid"] as Int64 }.max()
             if let newestOfTheApp, let oldest = ours.min(), newestOfTheApp > oldest {
                 recreate.formUnion(rendered.statements.map(\.name))
                 // Until now, that trigger could have kept ours from recording.

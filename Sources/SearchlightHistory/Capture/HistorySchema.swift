@@ -82,6 +82,24 @@ package enum HistorySchema {
     /// The tables the migrations create, in the order ``uninstall(_:)`` drops them.
     package static let tables = ["searchlight_replaced", "searchlight_consumer", "searchlight_log", "searchlight_entity", "searchlight_meta"]
 
+    /// Whether `name` is one Searchlight gives its objects: a history table or index, a capture
+    /// trigger (`searchlight_<entity id>_<kind>`), or a table of the search index
+    /// (`searchlight_index_state`, `searchlight_document_g<n>`, `searchlight_fts_<id>_g<n>` and
+    /// FTS5's shadow tables of it). An app's own `searchlight_audit` or `searchlight_prefs` is
+    /// not, and uninstall leaves it alone.
+    package static func isSearchlightObject(_ name: String) -> Bool {
+        if tables.contains(name) || name == "searchlight_index_state" || name.hasPrefix("searchlight_replaced_") { return true }
+        let patterns = [#"^searchlight_[0-9]+_[a-z_]+$"#, #"^searchlight_document_g[0-9]+$"#, #"^searchlight_fts_[0-9]+_g[0-9]+(_[a-z]+)?$"#]
+        return patterns.contains { name.range(of: $0, options: .regularExpression) != nil }
+    }
+
+    /// The names of the Searchlight objects in the database (``isSearchlightObject(_:)``).
+    package static func searchlightObjects(_ db: Database, type: String? = nil) throws -> [String] {
+        try String.fetchAll(db, sql: """
+            SELECT "name" FROM "sqlite_master" WHERE "name" GLOB 'searchlight_*' AND (?1 IS NULL OR "type" = ?1) ORDER BY "name"
+            """, arguments: [type]).filter(isSearchlightObject)
+    }
+
     /// Whether the history tables are there (read from `sqlite_master` in the caller's
     /// transaction: GRDB's schema cache of a writer does not see another process's changes).
     package static func isInstalled(_ db: Database) throws -> Bool {
@@ -97,6 +115,12 @@ package enum HistorySchema {
             version = try Meta.get(db, .schemaVersion, as: Int.self) ?? 0
         } else {
             version = 0
+            // A first install must not take over objects of the app that happen to bear the
+            // names Searchlight gives its own (a rebuild would drop such a table).
+            let taken = try searchlightObjects(db)
+            if !taken.isEmpty {
+                throw SearchlightError(.schemaMismatch, "the database already holds objects named as Searchlight names its own (\(taken.prefix(3).joined(separator: ", "))\(taken.count > 3 ? ", …" : "")); rename them before init")
+            }
         }
         guard version < currentVersion else {
             if version > currentVersion {

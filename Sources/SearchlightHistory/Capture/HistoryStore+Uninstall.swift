@@ -83,14 +83,10 @@ extension HistoryStore {
         guard try HistorySchema.isInstalled(db) else {
             throw SearchlightError(.notInstalled, "\(dbPool.path) has no Searchlight setup: nothing to uninstall")
         }
-        let triggers = try String.fetchAll(db, sql: """
-            SELECT "name" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*' ORDER BY "name"
-            """)
+        let triggers = try HistorySchema.searchlightObjects(db, type: "trigger")
         for trigger in triggers { try db.execute(sql: "DROP TRIGGER \(SQLQuoting.identifier(trigger))") }
         for table in HistorySchema.tables { try db.execute(sql: "DROP TABLE IF EXISTS \(SQLQuoting.identifier(table))") }
-        let remaining = try String.fetchAll(db, sql: """
-            SELECT "name" FROM "sqlite_master" WHERE "name" GLOB 'searchlight_*' ORDER BY "name"
-            """)
+        let remaining = try HistorySchema.searchlightObjects(db)
         if !remaining.isEmpty {
             throw SearchlightError(.schemaMismatch, """
                 cannot uninstall Searchlight from \(dbPool.path): \(remaining.count) other Searchlight objects remain \

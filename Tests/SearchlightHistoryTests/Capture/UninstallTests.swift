@@ -56,6 +56,31 @@ import SearchlightTestSupport
         #expect(try db.dump() == reference.dump())
     }
 
+    /// The app's own objects that bear the prefix are the app's: uninstall leaves them, capture
+    /// never drops them, and a first install refuses names that Searchlight would take over.
+    @Test func anAppsObjectsNamedLikeSearchlightsAreLeftAlone() throws {
+        let schema = Self.appSchema + """
+            CREATE TABLE searchlight_prefs(key TEXT PRIMARY KEY, value);
+            INSERT INTO searchlight_prefs VALUES ('theme', 'dark');
+            CREATE TRIGGER searchlight_audit AFTER INSERT ON notes BEGIN INSERT INTO audit(what) VALUES ('note ' || NEW.id); END;
+            """
+        let db = try TestDatabase(schema: schema)
+        let reference = try TestDatabase(schema: schema)
+        let store = try Self.store(db)
+        try db.shell("INSERT INTO notes(id, title) VALUES (3, 'third');")
+        try reference.shell("INSERT INTO notes(id, title) VALUES (3, 'third');")
+        #expect(try db.shell("SELECT count(*) FROM audit WHERE what = 'note 3';").trimmingCharacters(in: .whitespacesAndNewlines) == "1",
+                "the app's trigger still fires beside ours")
+        try store.uninstall()
+        #expect(try db.dump() == reference.dump())
+
+        let taken = try TestDatabase(schema: Self.appSchema + "CREATE TABLE searchlight_document_g1(x); INSERT INTO searchlight_document_g1 VALUES (1);")
+        let before = try taken.dump()
+        let error = #expect(throws: SearchlightError.self) { try Self.store(taken) }
+        #expect(error?.code == .schemaMismatch && error?.message.contains("searchlight_document_g1") == true, "\(error?.message ?? "")")
+        #expect(try taken.dump() == before, "nothing installed")
+    }
+
     @Test func uninstallRightAfterInstallGivesBackTheSameDump() throws {
         let db = try TestDatabase(schema: Self.appSchema)
         let before = try db.dump()
