@@ -40,13 +40,20 @@ extension Indexer {
         let names = entity.map { [$0] } ?? store.model.entities.map(\.name)
         var total = Summary()
         for name in names {
-            let summary = try reindex(ids: ids, inEntity: name)
-            total.upserted += summary.upserted
-            total.removed += summary.removed
-            total.token = summary.token
+            // One short write transaction per chunk: the app's writers never wait long, and
+            // what is held stays one chunk of documents, however many ids (a repair's).
+            for start in stride(from: 0, to: max(ids.count, 1), by: Self.reindexChunkSize) {
+                let summary = try reindex(ids: Array(ids[start..<min(ids.count, start + Self.reindexChunkSize)]), inEntity: name)
+                total.upserted += summary.upserted
+                total.removed += summary.removed
+                total.token = summary.token
+            }
         }
         return total
     }
+
+    /// Objects reindexed per write transaction by ``reindex(ids:entity:)``.
+    static let reindexChunkSize = 200
 
     private func reindex(ids: [ObjectID], inEntity name: String) throws(SearchlightError) -> Summary {
         try SearchlightError.catching("cannot reindex \(name) objects") {

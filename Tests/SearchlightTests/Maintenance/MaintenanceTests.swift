@@ -33,6 +33,42 @@ import SearchlightTestSupport
         #expect(try f.ids("note", entities: ["Note"]).count == 5)
     }
 
+    /// Writes to the index's FTS5 table, grouped by the transaction that committed them.
+    final class FTSWrites: TransactionObserver, Sendable {
+        private struct State { var pending = 0; var committed: [Int] = [] }
+        private let state = Mutex(State())
+        var transactions: [Int] { state.withLock { $0.committed } }
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { eventKind.tableName.hasPrefix("searchlight_fts_") }
+        func databaseDidChange(with event: DatabaseEvent) { state.withLock { $0.pending += 1 } }
+        func databaseDidCommit(_ db: Database) {
+            state.withLock { state in
+                if state.pending > 0 { state.committed.append(state.pending) }
+                state.pending = 0
+            }
+        }
+        func databaseDidRollback(_ db: Database) { state.withLock { $0.pending = 0 } }
+    }
+
+    /// A repair of many differences is many short transactions: the app's writers never wait
+    /// for the whole repair, and what it holds stays one chunk of documents.
+    @Test func aLargeRepairCommitsChunkByChunk() throws {
+        let f = try Fixture()
+        try f.store.write(author: "app") { db in
+            for i in 1...1_000 { try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [i, "note \(i)"]) }
+        }
+        try f.runIndexer()
+        try f.store.dbPool.write { db in
+            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_index_state WHERE key = 'generation'")!
+            try db.execute(sql: "UPDATE searchlight_fts_1_g\(generation) SET title = 'wrong'") // 1,000 stale
+        }
+        let writes = FTSWrites()
+        f.store.dbPool.add(transactionObserver: writes)
+        let repair = try f.indexer.repair()
+        #expect(repair.found.differences == 1_000 && repair.repaired && repair.isConsistent)
+        // One transaction per chunk of ids: without chunks, one transaction wrote it all.
+        #expect(writes.transactions.count >= 1_000 / Indexer.reindexChunkSize, "\(writes.transactions)")
+    }
+
     @Test func verifyAndRepairThroughTheDocumentMapOfTextKeys() throws {
         let f = try Fixture()
         try f.store.write(author: "app") { db in
