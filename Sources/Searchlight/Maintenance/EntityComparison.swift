@@ -50,10 +50,26 @@ struct EntityComparison {
     /// ```sql
     /// SELECT "id", CAST("title" AS TEXT), CAST("price" AS TEXT) FROM "items" ORDER BY "id"
     /// ```
+    ///
+    /// (A BLOB is read as its bytes: SQLite's text of it would end at its first NUL byte when read
+    /// as a C string, where FTS5 indexes every byte.)
     private var expectedSQL: String {
         guard source.builder == nil else { return source.selectSQL(where: "1") + " ORDER BY \(key)" }
-        let columns = entity.fieldColumns.map { "CAST(\(SQLQuoting.identifier($0)) AS TEXT)" }.joined(separator: ", ")
+        let columns = entity.fieldColumns.map { column -> String in
+            let c = SQLQuoting.identifier(column)
+            return "CASE typeof(\(c)) WHEN 'blob' THEN \(c) ELSE CAST(\(c) AS TEXT) END"
+        }.joined(separator: ", ")
         return "SELECT \(key), \(columns) FROM \(table) ORDER BY \(key)"
+    }
+
+    /// The text a value of ``expectedSQL`` should be indexed as: SQLite's text, or a BLOB's
+    /// bytes as UTF-8.
+    private static func expectedText(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case let .blob(data): String(decoding: data, as: UTF8.self)
+        case let .string(text): text
+        default: ""
+        }
     }
 
     /// Pass 1: the source rows, chunk by chunk, each chunk compared with its documents (found
@@ -65,7 +81,7 @@ struct EntityComparison {
         while let row = try rows.next() {
             guard let id = ObjectID.fromDatabaseValue(row[0]), !skip.contains(id) else { continue }
             let fields: [String]? = source.builder == nil
-                ? (0..<entity.fieldColumns.count).map { text.prepare((row[$0 + 1] as String?) ?? "") }
+                ? (0..<entity.fieldColumns.count).map { text.prepare(Self.expectedText(row[$0 + 1])) }
                 : try source.fields(of: row, db)
             bytes += fields?.reduce(0) { $0 + $1.utf8.count } ?? 0
             chunk.append((id, fields))

@@ -69,6 +69,20 @@ import SearchlightTestSupport
         #expect(writes.transactions.count >= 1_000 / Indexer.reindexChunkSize, "\(writes.transactions)")
     }
 
+    /// Regression: a BLOB field holding a NUL byte was indexed whole but expected cut at the NUL
+    /// (SQLite's text of it, read as a C string): verify called it stale for ever.
+    @Test func aBlobWithNulBytesIsExpectedWhole() throws {
+        let db = try TestDatabase(schema: "CREATE TABLE files(id INTEGER PRIMARY KEY, name TEXT, data BLOB);")
+        try db.shell("INSERT INTO files VALUES (1, 'one', x'610062'), (2, 'two', x'00ff00'), (3, 'three', x'616263');")
+        let model = try SearchlightModel(entities: [.init(name: "File", table: "files", primaryKey: "id",
+                                                          fields: [.init(column: "name", role: .title), .init(column: "data")])])
+        let store = try db.openStore(model: model)
+        let indexer = try Indexer(store: store)
+        try indexer.indexPendingChanges()
+        #expect(try SearchIndex(store: store).search("b", limit: nil).hits.map(\.objectID) == [.integer(1)], "every byte is indexed")
+        #expect(try indexer.verify().isConsistent)
+    }
+
     @Test func verifyAndRepairThroughTheDocumentMapOfTextKeys() throws {
         let f = try Fixture()
         try f.store.write(author: "app") { db in
