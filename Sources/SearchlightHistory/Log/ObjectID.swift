@@ -32,9 +32,12 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
 
     /// The ids someone may mean by typing `text` (a command line's `--id`): a text that reads as
     /// an integer names an INTEGER key or a TEXT one (`"42"` gives `.integer(42)` and
-    /// `.text("42")`); any other text names a TEXT key.
+    /// `.text("42")`), one that reads as a decimal number a REAL key or a TEXT one (`"8.5"`,
+    /// `"0.30000000000000004"`, as search prints REAL keys); any other text names a TEXT key.
     public static func candidates(typed text: String) -> [ObjectID] {
-        Int64(text).map { [.integer($0), .text(text)] } ?? [.text(text)]
+        if let integer = Int64(text) { return [.integer(integer), .text(text)] }
+        if let real = Double(text), real.isFinite { return [.real(real), .text(text)] }
+        return [.text(text)]
     }
 
     /// `nil` for NULL: a row whose key is NULL has no identity.

@@ -83,6 +83,28 @@ import SearchlightTestSupport
         #expect(try indexer.verify().isConsistent)
     }
 
+    /// Regression: `reindex --id 8.5` could not name a REAL key, yet reported success.
+    @Test func aRealKeyTypedAsTextIsReindexed() throws {
+        #expect(ObjectID.candidates(typed: "8.5") == [.real(8.5), .text("8.5")])
+        #expect(ObjectID.candidates(typed: "42") == [.integer(42), .text("42")])
+        #expect(ObjectID.candidates(typed: "nan") == [.text("nan")])
+        let db = try TestDatabase(schema: "CREATE TABLE readings(k REAL PRIMARY KEY, label TEXT);")
+        try db.shell("INSERT INTO readings VALUES (8.5, 'first'), (0.1 + 0.2, 'second');")
+        let model = try SearchlightModel(entities: [.init(name: "Reading", table: "readings", primaryKey: "k", fields: [.init(column: "label")])])
+        let store = try db.openStore(model: model)
+        let indexer = try Indexer(store: store)
+        try indexer.indexPendingChanges()
+        try store.dbPool.write { db in
+            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_index_state WHERE key = 'generation'")!
+            try db.execute(sql: "UPDATE searchlight_fts_1_g\(generation) SET label = 'wrong'")
+        }
+        let keys = try SearchIndex(store: store).search("wrong", limit: nil).hits.map(\.objectID.description)
+        #expect(Set(keys) == ["8.5", "0.30000000000000004"], "search prints REAL keys so")
+        let summary = try indexer.reindex(ids: keys.flatMap(ObjectID.candidates(typed:)))
+        #expect(summary.upserted == 2)
+        #expect(try indexer.verify().isConsistent)
+    }
+
     @Test func verifyAndRepairThroughTheDocumentMapOfTextKeys() throws {
         let f = try Fixture()
         try f.store.write(author: "app") { db in
