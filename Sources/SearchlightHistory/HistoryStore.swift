@@ -81,10 +81,43 @@ public final class HistoryStore: Sendable {
         // The file's identity is taken before it is opened: a file moved over it from then on
         // is noticed (``checkFileIdentity()``).
         let identity = FileIdentity(path: path)
+        // Opening a pool switches the file to WAL: first check, read-only, that there is
+        // something to open (a setup, or a model that fits), so that a refusal changes nothing.
+        if FileManager.default.fileExists(atPath: path) { try Self.checkBeforeOpening(path, model: model) }
         let dbPool = try SearchlightError.catching("cannot open database at \(path)") {
             try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
         }
         try self.init(dbPool: dbPool, model: model, configuration: configuration, fileIdentity: identity ?? FileIdentity(path: path))
+    }
+
+    /// What opening would refuse, found through a read-only connection (which leaves the
+    /// journal mode as it is): no setup when no model is given, or a model that does not fit the
+    /// schema, or names of the app's that a first install would take over.
+    private static func checkBeforeOpening(_ path: String, model: SearchlightModel?) throws(SearchlightError) {
+        try SearchlightError.catching("cannot open database at \(path)") {
+            var configuration = GRDB.Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(10)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            try queue.read { db in
+                let installed = try HistorySchema.isInstalled(db)
+                guard let model else {
+                    let storedModel = installed ? try Meta.get(db, .model, as: String.self) : nil
+                    if storedModel == nil {
+                        throw SearchlightError(.notInstalled, "\(path) has no Searchlight setup; install it with a model first")
+                    }
+                    return
+                }
+                if !installed {
+                    let taken = try HistorySchema.searchlightObjects(db)
+                    if !taken.isEmpty {
+                        throw SearchlightError(.schemaMismatch, "the database already holds objects named as Searchlight names its own (\(taken.prefix(3).joined(separator: ", "))\(taken.count > 3 ? ", …" : "")); rename them before init")
+                    }
+                }
+                for entity in model.entities { _ = try EntitySchemaCheck.check(entity, db) }
+            }
+        }
     }
 
     /// Uses an existing pool (configure its busy mode; see ``databaseConfiguration(_:)``).

@@ -27,6 +27,21 @@ import SearchlightTestSupport
         #expect(try db.schemaSnapshot() == before, "nothing may be half-installed")
     }
 
+    /// Regression: a refused command left the file in WAL mode (opening SQLite's pool switches
+    /// it): "changes nothing" includes the app's journal mode.
+    @Test func refusedCommandsLeaveTheJournalModeAsItWas() async throws {
+        let (db, _) = try CLI.workspace()
+        func journalMode() throws -> String { try db.shell("PRAGMA journal_mode;").trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(try journalMode() == "delete")
+        let missing = db.directory.appendingPathComponent("missing.json").path
+        try Data(#"{"entities": [{"name": "Ghost", "table": "ghosts", "primaryKey": "id"}]}"#.utf8).write(to: URL(fileURLWithPath: missing))
+        for arguments in [["status"], ["search", "kernel"], ["uninstall", "--yes"], ["init", "--model", missing], ["index"], ["verify"]] {
+            let result = try await CLI.run([arguments[0], "--db", db.path] + arguments.dropFirst())
+            #expect(result.status == 1 && result.stderrLines.count == 1, "\(arguments): \(result.stderr)")
+            #expect(try journalMode() == "delete", "\(arguments) changed the journal mode")
+        }
+    }
+
     @Test func randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI() async throws {
         let (db, model) = try CLI.workspace()
         try await CLI.run(["init", "--db", db.path, "--model", model])
