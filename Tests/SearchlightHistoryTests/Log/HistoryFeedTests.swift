@@ -9,21 +9,6 @@ import SearchlightTestSupport
 /// The change feed reads history in pages as it is consumed, each keyed by the token where the
 /// previous one ended: what a page costs is counted in SQLite VM instructions, never timed.
 @Suite(.serialized) struct HistoryFeedTests {
-    /// Counts the VM instructions run on every connection of a pool (a progress handler with a
-    /// period of one instruction).
-    final class StepCounter: Sendable {
-        let steps = Atomic<Int>(0)
-
-        func install(_ db: Database) {
-            sqlite3_progress_handler(db.sqliteConnection, 1, { context in
-                Unmanaged<StepCounter>.fromOpaque(context!).takeUnretainedValue().steps.add(1, ordering: .relaxed)
-                return 0
-            }, Unmanaged.passUnretained(self).toOpaque())
-        }
-
-        var count: Int { steps.load(ordering: .relaxed) }
-    }
-
     /// A store whose log holds `transactions` one-change transactions (a foreign writer's bulk
     /// insert records one per row), its reads counted by `counter`.
     static func store(transactions: Int, _ counter: StepCounter) throws -> (TestDatabase, HistoryStore) {

@@ -11,26 +11,6 @@ import SearchlightTestSupport
 /// FTS5's own statements and blob reads included), never timed: the counts are the same on a
 /// loaded machine.
 @Suite struct SearchWorkTests {
-    /// Counts the VM instructions run on every connection of a pool, through
-    /// `sqlite3_progress_handler` with a period of one instruction.
-    final class StepCounter: Sendable {
-        let steps = Atomic<Int>(0)
-
-        func install(_ db: Database) {
-            sqlite3_progress_handler(db.sqliteConnection, 1, { context in
-                Unmanaged<StepCounter>.fromOpaque(context!).takeUnretainedValue().steps.add(1, ordering: .relaxed)
-                return 0
-            }, Unmanaged.passUnretained(self).toOpaque())
-        }
-
-        /// The instructions that `body` ran.
-        func count(_ body: () throws -> Void) rethrows -> Int {
-            let start = steps.load(ordering: .relaxed)
-            try body()
-            return steps.load(ordering: .relaxed) - start
-        }
-    }
-
     /// 2,000 notes, each with 31 words of its own that start with "quasi": a prefix longer than
     /// any prefix index, so FTS5 expands `quasi*` by reading the index pages of all 62,000
     /// such terms.
