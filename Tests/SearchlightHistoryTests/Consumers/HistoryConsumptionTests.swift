@@ -44,13 +44,20 @@ import SearchlightTestSupport
         #expect(try store.consumers().first { $0.author == "exporter" }?.isRequired == true, "registered as required")
     }
 
-    @Test func aFailingBodyRollsBackItsWritesAndTheCheckpoint() throws {
+    /// An exporter with an outbox, checkpointed at the head, and one foreign write after it.
+    static func exporterBehindOneWrite() throws -> (TestDatabase, HistoryStore, HistoryToken) {
         let db = try TestDatabase()
         let store = try db.openStore()
         try store.dbPool.write { try $0.execute(sql: Self.outbox) }
         try store.resynchronize(as: "exporter") { _, _ in }
         let start = try #require(try store.checkpoint(for: "exporter")?.token)
         try db.shell("INSERT INTO notes(id, title) VALUES (1, 'x');")
+        return (db, store, start)
+    }
+
+    @Test func aFailingBodyRollsBackItsWritesAndTheCheckpoint() throws {
+        let (db, store, start) = try Self.exporterBehindOneWrite()
+        _ = db
         struct Refused: Error {}
         let error = #expect(throws: SearchlightError.self) {
             try store.consumeNextBatch(as: "exporter") { batch, db in
@@ -68,12 +75,8 @@ import SearchlightTestSupport
     /// The form that runs in the caller's transaction throws typed errors too: the body's error
     /// comes back as `bodyFailed` with the error as its cause, and the transaction rolls back.
     @Test func aFailingBodyInTheCallersTransactionIsBodyFailedAndRollsBack() throws {
-        let db = try TestDatabase()
-        let store = try db.openStore()
-        try store.dbPool.write { try $0.execute(sql: Self.outbox) }
-        try store.resynchronize(as: "exporter") { _, _ in }
-        let start = try #require(try store.checkpoint(for: "exporter")?.token)
-        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'x');")
+        let (db, store, start) = try Self.exporterBehindOneWrite()
+        _ = db
         struct Refused: Error {}
         var caught: SearchlightError?
         do {
