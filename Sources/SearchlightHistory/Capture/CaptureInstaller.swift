@@ -109,7 +109,7 @@ package struct CaptureInstaller {
             """)
         var current: [String: (table: String, sql: String, rowid: Int64)] = [:]
         // (An app's own trigger may bear the prefix too: only names Searchlight gives count.)
-        for row in existing where HistorySchema.isSearchlightObject(row["name"]) { current[row["name"]] = (row["tbl_name"], row["sql"], row["rowid"]) }
+        for row in existing where HistorySchema.isSearchlightObject(row["name"], type: "trigger") { current[row["name"]] = (row["tbl_name"], row["sql"], row["rowid"]) }
         // SQLite fires the newest trigger first, and a `RAISE(IGNORE)` in an app's AFTER trigger
         // skips the triggers that would fire after it: ours must be the newest on their table.
         var recreate: Set<String> = []
@@ -147,7 +147,7 @@ package struct CaptureInstaller {
             let newestOfTheApp = try Row.fetchAll(db, sql: """
                 SELECT "name", "rowid" FROM "sqlite_master" WHERE "type" = 'trigger' AND "tbl_name" = ? COLLATE NOCASE
                 """, arguments: [entry.entity.table])
-                .filter { !HistorySchema.isSearchlightObject($0["name"]) }.map { $0["rowid"] as Int64 }.max()
+                .filter { !HistorySchema.isSearchlightObject($0["name"], type: "trigger") }.map { $0["rowid"] as Int64 }.max()
             if let newestOfTheApp, let oldest = ours.min(), newestOfTheApp > oldest {
                 recreate.formUnion(rendered.statements.map(\.name))
                 // Until now, that trigger could have kept ours from recording.

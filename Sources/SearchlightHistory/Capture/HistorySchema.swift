@@ -82,22 +82,42 @@ package enum HistorySchema {
     /// The tables the migrations create, in the order ``uninstall(_:)`` drops them.
     package static let tables = ["searchlight_replaced", "searchlight_consumer", "searchlight_log", "searchlight_entity", "searchlight_meta"]
 
-    /// Whether `name` is one Searchlight gives its objects: a history table or index, a capture
-    /// trigger (`searchlight_<entity id>_<kind>`), or a table of the search index
-    /// (`searchlight_index_state`, `searchlight_document_g<n>`, `searchlight_fts_<id>_g<n>` and
-    /// FTS5's shadow tables of it). An app's own `searchlight_audit` or `searchlight_prefs` is
-    /// not, and uninstall leaves it alone.
-    package static func isSearchlightObject(_ name: String) -> Bool {
-        if tables.contains(name) || name == "searchlight_index_state" || name.hasPrefix("searchlight_replaced_") { return true }
-        let patterns = [#"^searchlight_[0-9]+_[a-z_]+$"#, #"^searchlight_document_g[0-9]+$"#, #"^searchlight_fts_[0-9]+_g[0-9]+(_[a-z]+)?$"#]
-        return patterns.contains { name.range(of: $0, options: .regularExpression) != nil }
+    /// Whether `name`, of an object of `type`, is one Searchlight gives its objects: a history
+    /// table or one of its indexes, a capture trigger (`searchlight_<entity id>_<kind>`, of the
+    /// kinds every release installed), or a table of the search index (`searchlight_index_state`,
+    /// `searchlight_document_g<n>`, `searchlight_fts_<id>_g<n>` and FTS5's shadow tables of it).
+    /// An app's own `searchlight_audit`, `searchlight_1_custom` or `searchlight_prefs` is not,
+    /// and neither capture nor uninstall touches it.
+    package static func isSearchlightObject(_ name: String, type: String) -> Bool {
+        switch type {
+        case "trigger":
+            guard let match = name.firstMatch(of: #/^searchlight_[0-9]+_([a-z_]+)$/#) else { return false }
+            return triggerKinds.contains(String(match.1))
+        case "index":
+            return replacedIndexes.contains(name)
+        case "table":
+            if tables.contains(name) || name == "searchlight_index_state" { return true }
+            return name.wholeMatch(of: #/searchlight_document_g[0-9]+/#) != nil
+                || name.wholeMatch(of: #/searchlight_fts_[0-9]+_g[0-9]+(_(data|idx|content|docsize|config))?/#) != nil
+        default:
+            return false
+        }
     }
 
-    /// The names of the Searchlight objects in the database (``isSearchlightObject(_:)``).
+    /// The kinds of capture triggers every release installed (``CaptureTriggers/template``).
+    static let triggerKinds: Set<String> = [
+        "insert_opens", "insert_replaces", "insert", "update_opens", "rekey_replaces", "update", "rekey",
+        "update_clears", "delete_opens", "delete", "before_insert",
+    ]
+
+    /// The indexes of `searchlight_replaced` (history schema version 2).
+    static let replacedIndexes: Set<String> = ["searchlight_replaced_nocase", "searchlight_replaced_rtrim"]
+
+    /// The names of the Searchlight objects in the database (``isSearchlightObject(_:type:)``).
     package static func searchlightObjects(_ db: Database, type: String? = nil) throws -> [String] {
-        try String.fetchAll(db, sql: """
-            SELECT "name" FROM "sqlite_master" WHERE "name" GLOB 'searchlight_*' AND (?1 IS NULL OR "type" = ?1) ORDER BY "name"
-            """, arguments: [type]).filter(isSearchlightObject)
+        try Row.fetchAll(db, sql: """
+            SELECT "name", "type" FROM "sqlite_master" WHERE "name" GLOB 'searchlight_*' AND (?1 IS NULL OR "type" = ?1) ORDER BY "name"
+            """, arguments: [type]).filter { isSearchlightObject($0["name"], type: $0["type"]) }.map { $0["name"] }
     }
 
     /// Whether the history tables are there (read from `sqlite_master` in the caller's

@@ -67,8 +67,17 @@ import SearchlightTestSupport
         let db = try TestDatabase(schema: schema)
         let reference = try TestDatabase(schema: schema)
         let store = try Self.store(db)
-        try db.shell("INSERT INTO notes(id, title) VALUES (3, 'third');")
-        try reference.shell("INSERT INTO notes(id, title) VALUES (3, 'third');")
+        // Created after the install, with names close to Searchlight's own: still the app's.
+        let later = """
+            CREATE TRIGGER searchlight_1_custom AFTER DELETE ON notes BEGIN INSERT INTO audit(what) VALUES ('gone ' || OLD.id); END;
+            CREATE INDEX searchlight_1_idx ON notes(body);
+            CREATE TABLE searchlight_fts_1_g1_extra(x);
+            INSERT INTO notes(id, title) VALUES (3, 'third');
+            """
+        try db.shell(later)
+        try reference.shell(later)
+        #expect(try store.captureStatus().notCapturing.isEmpty)
+        _ = try store.write(author: "app") { _ in } // a write checks capture again, and heals nothing of the app's
         #expect(try db.shell("SELECT count(*) FROM audit WHERE what = 'note 3';").trimmingCharacters(in: .whitespacesAndNewlines) == "1",
                 "the app's trigger still fires beside ours")
         try store.uninstall()
