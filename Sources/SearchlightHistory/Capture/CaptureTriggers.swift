@@ -132,7 +132,7 @@ package struct CaptureTriggers {
 
     /// The version of ``template``: a store opened on a database whose triggers are older
     /// reinstalls them from the stored model.
-    package static let version = 4
+    package static let version = 5
 
     /// The token of the transaction a trigger records into: the newest log row's.
     static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
@@ -185,7 +185,11 @@ package struct CaptureTriggers {
             guard !entity.preserveOnDelete.isEmpty else { return "NULL" }
             return "json_object(" + entity.preserveOnDelete.map { column in
                 let value = prefix + SQLQuoting.identifier(column)
-                return "\(SQLQuoting.literal(column)), CASE WHEN typeof(\(value)) = 'blob' THEN hex(\(value)) ELSE \(value) END"
+                // A BLOB as its hex text; an infinite REAL as its text ('Inf'): this SQLite's
+                // json_object writes a bare Inf, which is no JSON, and no reader could go past it.
+                return "\(SQLQuoting.literal(column)), CASE typeof(\(value)) WHEN 'blob' THEN hex(\(value)) "
+                    + "WHEN 'real' THEN CASE WHEN abs(\(value)) > 1.7976931348623157e308 THEN CAST(\(value) AS TEXT) ELSE \(value) END "
+                    + "ELSE \(value) END"
             }.joined(separator: ", ") + ")"
         }
         let sql = renderTemplate(template, [

@@ -219,4 +219,18 @@ import SearchlightTestSupport
         let error = #expect(throws: SearchlightError.self) { try store.fetchTransactions(.all) }
         #expect(error?.message.contains("history change \(damaged) holds an unreadable tombstone") == true, "\(error?.message ?? "")")
     }
+
+    /// Regression: an infinite REAL in a preserved column made this SQLite's `json_object` write
+    /// a bare `Inf`, which is no JSON: every reader of history stopped there for good.
+    @Test func anInfiniteRealInATombstoneIsKeptAsItsText() throws {
+        let db = try TestDatabase(schema: "CREATE TABLE things(id INTEGER PRIMARY KEY, t TEXT, r REAL);")
+        let model = try SearchlightModel(entities: [
+            SearchlightModel.Entity(name: "Thing", table: "things", primaryKey: "id",
+                                    fields: [SearchlightModel.Field(column: "t")], preserveOnDelete: ["t", "r"]),
+        ])
+        let store = try db.openStore(model: model)
+        try db.shell("INSERT INTO things VALUES (1, 'a', 9e999), (2, 'b', -9e999), (3, 'c', 2.5); DELETE FROM things;")
+        let tombstones = try store.allChanges().filter { $0.type == .delete }.compactMap { $0.tombstone?["r"] }
+        #expect(tombstones == ["Inf".databaseValue, "-Inf".databaseValue, 2.5.databaseValue])
+    }
 }
