@@ -109,12 +109,7 @@ public final class HistoryStore: Sendable {
                     }
                     return
                 }
-                if !installed {
-                    let taken = try HistorySchema.searchlightObjects(db)
-                    if !taken.isEmpty {
-                        throw SearchlightError(.schemaMismatch, "the database already holds objects named as Searchlight names its own (\(taken.prefix(3).joined(separator: ", "))\(taken.count > 3 ? ", …" : "")); rename them before init")
-                    }
-                }
+                if !installed { try HistorySchema.checkNamesAreFree(db) }
                 for entity in model.entities { _ = try EntitySchemaCheck.check(entity, db) }
             }
         }

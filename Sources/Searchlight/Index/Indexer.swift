@@ -183,11 +183,11 @@ public final class Indexer: Sendable {
     /// the capture status or `PRAGMA schema_version` changed, so each batch pays a pragma for the
     /// capture check, a point query for the model revision and a pragma for the schema.
     ///
-    /// `healing`: check capture first (``HistoryStore/captureStatus(in:)`` in a write
-    /// transaction), so that a table the host app just renamed, dropped or remade is seen as it
-    /// is before this batch reads it.
+    /// In a write transaction (a batch, a rebuild) capture is checked and healed first
+    /// (``HistoryStore/captureStatus(in:)``), so that a table the host app just renamed, dropped
+    /// or remade is seen as it is before the batch reads it; in a read transaction (verify) the
+    /// status is read as the last check left it.
     func currentLayout(_ db: Database) throws -> (layout: IndexLayout, json: String) {
-        // In a read transaction (healing false) this reads the status as last checked.
         let capture = try store.captureStatus(in: db)
         let model = try store.installedModel(in: db)
         let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0

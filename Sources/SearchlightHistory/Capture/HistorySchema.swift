@@ -120,6 +120,15 @@ package enum HistorySchema {
             """, arguments: [type]).filter { isSearchlightObject($0["name"], type: $0["type"]) }.map { $0["name"] }
     }
 
+    /// Throws `schemaMismatch` if the app's own objects bear names Searchlight gives its own: a
+    /// first install must not take them over (a rebuild would drop such a table).
+    package static func checkNamesAreFree(_ db: Database) throws {
+        let taken = try searchlightObjects(db)
+        if !taken.isEmpty {
+            throw SearchlightError(.schemaMismatch, "the database already holds objects named as Searchlight names its own (\(taken.prefix(3).joined(separator: ", "))\(taken.count > 3 ? ", …" : "")); rename them before init")
+        }
+    }
+
     /// Whether the history tables are there (read from `sqlite_master` in the caller's
     /// transaction: GRDB's schema cache of a writer does not see another process's changes).
     package static func isInstalled(_ db: Database) throws -> Bool {
@@ -135,12 +144,7 @@ package enum HistorySchema {
             version = try Meta.get(db, .schemaVersion, as: Int.self) ?? 0
         } else {
             version = 0
-            // A first install must not take over objects of the app that happen to bear the
-            // names Searchlight gives its own (a rebuild would drop such a table).
-            let taken = try searchlightObjects(db)
-            if !taken.isEmpty {
-                throw SearchlightError(.schemaMismatch, "the database already holds objects named as Searchlight names its own (\(taken.prefix(3).joined(separator: ", "))\(taken.count > 3 ? ", …" : "")); rename them before init")
-            }
+            try checkNamesAreFree(db)
         }
         guard version < currentVersion else {
             if version > currentVersion {
