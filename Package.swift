@@ -8,11 +8,15 @@ let package = Package(
         .library(name: "SearchlightHistory", targets: ["SearchlightHistory"]),
         .library(name: "Searchlight", targets: ["Searchlight"]),
         .executable(name: "searchlight", targets: ["SearchlightCLI"]),
+        // PostgreSQL: its own library and command, so that nothing else builds postgres-nio.
+        .library(name: "SearchlightPostgres", targets: ["SearchlightPostgres"]),
+        .executable(name: "searchlight-postgres", targets: ["SearchlightPostgresCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -42,6 +46,28 @@ let package = Package(
                 "Searchlight",
                 "SearchlightHistory",
                 "SearchlightDemoData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Sinks: history of many databases flows into PostgreSQL; search spans them all.
+        .target(
+            name: "SearchlightPostgres",
+            dependencies: [
+                "Searchlight",
+                "SearchlightHistory",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The `searchlight-postgres` command (sink, search, status, verify): thin, like `searchlight`.
+        .executableTarget(
+            name: "SearchlightPostgresCLI",
+            dependencies: [
+                "SearchlightPostgres",
+                "Searchlight",
+                "SearchlightHistory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -90,6 +116,16 @@ let package = Package(
             name: "SearchlightTests",
             dependencies: ["Searchlight", "SearchlightHistory", "SearchlightDemoData", "SearchlightEvaluation", "SearchlightTestSupport"],
             exclude: ["Fixtures"] // read by path: databases made by earlier releases
+        ),
+        // Against a real PostgreSQL server (SEARCHLIGHT_POSTGRES_URL; skipped, saying why, without one).
+        .testTarget(
+            name: "SearchlightPostgresTests",
+            dependencies: [
+                "SearchlightPostgres", "SearchlightPostgresCLI", "searchlight-stress", "SearchlightTestSupport",
+                "Searchlight", "SearchlightHistory", "SearchlightEvaluation",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         // The public API as an embedder sees it: no @testable import here.
         .testTarget(

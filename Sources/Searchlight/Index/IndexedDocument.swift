@@ -36,12 +36,17 @@ package struct DocumentSource: Sendable {
 
     /// Field values as the index stores them (``IndexedText``), in field order; nil if the object is excluded.
     package func fields(of row: Row, _ db: Database) throws -> [String]? {
+        try values(of: row, db)?.map(text.prepare)
+    }
+
+    /// Field values as read (before preparation), in field order; nil if the object is excluded.
+    package func values(of row: Row, _ db: Database) throws -> [String]? {
         let columns = entity.fieldColumns
         if let builder {
             guard let document = try builder(row, db) else { return nil }
-            return columns.map { text.prepare(document.values[$0] ?? "") }
+            return columns.map { document.values[$0] ?? "" }
         }
-        return try columns.indices.map { text.prepare(try Self.text(row[$0 + 1], db)) }
+        return try columns.indices.map { try Self.text(row[$0 + 1], db) }
     }
 
     /// The SQL that reads rows: the key first, then the fields (or every column for a builder).
@@ -68,6 +73,15 @@ package struct DocumentSource: Sendable {
     /// Reads the current rows of `ids` and returns their documents in key order (which keeps
     /// the index's page accesses local); a missing or excluded object maps to nil.
     package func documents(for ids: [ObjectID], _ db: Database) throws -> [(ObjectID, [String]?)] {
+        try documents(for: ids, db, fields: fields(of:_:))
+    }
+
+    /// ``documents(for:_:)`` with the values as read, before preparation.
+    package func unpreparedDocuments(for ids: [ObjectID], _ db: Database) throws -> [(ObjectID, [String]?)] {
+        try documents(for: ids, db, fields: values(of:_:))
+    }
+
+    private func documents(for ids: [ObjectID], _ db: Database, fields: (Row, Database) throws -> [String]?) throws -> [(ObjectID, [String]?)] {
         var result: [ObjectID: [String]?] = [:]
         for id in ids { result[id] = .some(nil) }
         let key = SQLQuoting.identifier(entity.entity.primaryKey)
@@ -77,7 +91,7 @@ package struct DocumentSource: Sendable {
             let rows = try Row.fetchCursor(db, sql: selectSQL(where: "\(key) IN (\(placeholders))"), arguments: StatementArguments(chunk))
             while let row = try rows.next() {
                 guard let id = ObjectID.fromDatabaseValue(row[0]) else { continue }
-                result[id] = .some(try fields(of: row, db))
+                result[id] = .some(try fields(row, db))
             }
         }
         return ids.map { ($0, result[$0] ?? nil) }

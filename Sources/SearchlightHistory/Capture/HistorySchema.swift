@@ -155,7 +155,10 @@ package enum HistorySchema {
         for statements in migrations[version...] {
             for statement in statements { try db.execute(sql: statement) }
         }
-        if version == 0 { try Meta.set(db, .installationID, UUID().uuidString) }
+        if version == 0 {
+            try Meta.set(db, .installationID, UUID().uuidString)
+            try Meta.set(db, .sourceID, UUID().uuidString)
+        }
         try Meta.set(db, .schemaVersion, currentVersion)
     }
 }
@@ -192,6 +195,9 @@ package enum MetaKey: String, DatabaseValueConvertible {
     /// before an uninstall and a new `init` tells the new setup from the one it opened.
     /// (Databases set up before it existed have none until they are set up again.)
     case installationID
+    /// The database's id as a source of history (``HistoryStore/sourceID()``): given at
+    /// install, or when first asked for in a database set up before it existed.
+    case sourceID
 }
 
 /// Small typed access to `searchlight_meta`.

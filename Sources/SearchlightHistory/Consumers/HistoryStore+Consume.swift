@@ -58,6 +58,47 @@ extension HistoryStore {
         }
     }
 
+    /// Reads the batch after `token` without saving anything, for a consumer whose resume point
+    /// lives outside this database (the PostgreSQL sink keeps its checkpoint in PostgreSQL and
+    /// applies a batch there before it saves `token` here with ``saveCheckpoint(_:for:in:)``).
+    ///
+    /// Run it in a read transaction, so that the batch and any rows read with it are one
+    /// snapshot; call ``captureStatus()`` before, so that a migration of the host app is healed
+    /// and its gap recorded first. A consumer that saves its checkpoint here only after applying
+    /// a batch elsewhere keeps history from being cleaned up before it is applied.
+    ///
+    /// ```swift
+    /// _ = try store.captureStatus()
+    /// let outcome = try store.databaseWriter.read { db in
+    ///     try store.fetchBatch(as: "mirror", after: remoteCheckpoint, in: db)
+    /// }
+    /// ```
+    ///
+    /// - Returns: ``HistoryConsumption/needsResync(_:)`` when history after `token` was deleted
+    ///   by cleanup, or capture was interrupted after it; ``HistoryConsumption/caughtUp(_:)``
+    ///   when nothing follows `token`; otherwise the batch (its ``HistoryBatch/token`` is the
+    ///   last transaction read, matching `filter` or not).
+    public func fetchBatch(as consumer: String, after token: HistoryToken, filter: HistoryFilter = .all, batchSize: Int = 500,
+                           in db: Database) throws(SearchlightError) -> HistoryConsumption {
+        try SearchlightError.catching("consumer \"\(consumer)\" cannot read history") {
+            try ConsumerLog.validate(author: consumer)
+            try checkInstalled(db)
+            if batchSize <= 0 { throw SearchlightError(.invalidArgument, "invalid batch size \(batchSize): it must be positive") }
+            if token.rawValue < 0 { throw SearchlightError(.invalidToken, "invalid token \(token): tokens are not negative") }
+            try HistoryLog.validate(filter, db)
+            let purged = try HistoryLog.purgedThrough(db)
+            if token < purged {
+                return .needsResync(HistoryResync(consumer: consumer, reason: .historyExpired(checkpoint: token, purgedThrough: purged)))
+            }
+            if let gap = try Meta.get(db, .resyncThroughToken, as: HistoryToken.self), token < gap {
+                return .needsResync(HistoryResync(consumer: consumer, reason: .captureInterrupted(checkpoint: token, through: gap)))
+            }
+            let (matches, last) = try HistoryLog.batch(after: token, filter: filter, maximum: batchSize, db)
+            guard let last else { return .caughtUp(token) }
+            return .consumed(HistoryBatch(consumer: consumer, previousToken: token, token: last, transactions: matches))
+        }
+    }
+
     /// The transaction of ``consumeNextBatch(as:filter:batchSize:in:_:)``.
     private func nextBatch(as consumer: String, filter: HistoryFilter, batchSize: Int, _ db: Database,
                            _ body: (HistoryBatch, Database) throws -> Void) throws -> HistoryConsumption {

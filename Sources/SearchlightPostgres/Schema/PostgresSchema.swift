@@ -1,0 +1,82 @@
+/// The tables the sink keeps in PostgreSQL, in a schema of their own (`searchlight` by default),
+/// created and migrated by the sink itself (``migrations``; the version is in `meta`).
+///
+/// ```sql
+/// searchlight.meta(key text PRIMARY KEY, value text NOT NULL)      -- schema_version
+/// searchlight.sources(                                             -- one row per source database
+///     source text PRIMARY KEY,            -- its source id (HistoryStore.sourceID(), or --source)
+///     token bigint NOT NULL,              -- checkpoint: the last history token applied
+///     token_timestamp double precision,   -- the source's commit time of that token (seconds since 1970): with the token, the lineage check
+///     previous_token bigint,              -- the checkpoint before the last batch, and its commit time:
+///     previous_timestamp double precision,--   a sink that crashed between the two commits recognizes its own batch
+///     batch_digest text,                  -- digest of the last batch's transactions (token, time, changes)
+///     head_token bigint, head_timestamp double precision,  -- the source's newest token when last read (lag)
+///     applied_at timestamptz NOT NULL,    -- when the last batch committed
+///     resyncs integer NOT NULL DEFAULT 0, resync_reason text, resynced_at timestamptz,
+///     database_path text,                 -- the file the last sink read
+///     model jsonb NOT NULL)               -- the source's model (entities, fields, weights)
+/// searchlight.documents(
+///     source text, entity text, object_key text,   -- PRIMARY KEY; object_key: PostgresDocument.key(id)
+///     object_id jsonb NOT NULL,           -- the id as search results show it
+///     title text, fields jsonb NOT NULL,  -- the values as read, by column
+///     body text NOT NULL,                 -- the other fields, prepared: snippets
+///     cjk text NOT NULL,                  -- CJK runs, prepared: exact check of a CJK query run
+///     vector tsvector NOT NULL,           -- GIN-indexed
+///     token bigint NOT NULL)              -- the history token of the last change applied
+/// ```
+public enum PostgresSchema {
+    /// The schema version this release creates and reads.
+    public static let currentVersion = 1
+
+    /// The statements of each version, in order (`%S` stands for the quoted schema name).
+    static let migrations: [[String]] = [
+        [
+            "CREATE SCHEMA IF NOT EXISTS %S",
+            "CREATE TABLE IF NOT EXISTS %S.meta (key text PRIMARY KEY, value text NOT NULL)",
+            """
+            CREATE TABLE %S.sources (
+                source text PRIMARY KEY,
+                token bigint NOT NULL,
+                token_timestamp double precision,
+                previous_token bigint,
+                previous_timestamp double precision,
+                batch_digest text,
+                head_token bigint,
+                head_timestamp double precision,
+                applied_at timestamptz NOT NULL DEFAULT now(),
+                resyncs integer NOT NULL DEFAULT 0,
+                resync_reason text,
+                resynced_at timestamptz,
+                database_path text,
+                model jsonb NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE %S.documents (
+                source text NOT NULL,
+                entity text NOT NULL,
+                object_key text NOT NULL,
+                object_id jsonb NOT NULL,
+                title text,
+                fields jsonb NOT NULL,
+                body text NOT NULL,
+                cjk text NOT NULL,
+                vector tsvector NOT NULL,
+                token bigint NOT NULL,
+                PRIMARY KEY (source, entity, object_key)
+            )
+            """,
+            "CREATE INDEX documents_vector ON %S.documents USING gin (vector)",
+        ],
+    ]
+
+    /// A schema name, quoted as a PostgreSQL identifier.
+    public static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The statements that bring a schema at `version` to ``currentVersion``.
+    static func statements(from version: Int, schema: String) -> [String] {
+        migrations[version...].flatMap { $0 }.map { $0.replacingOccurrences(of: "%S", with: quoted(schema)) }
+    }
+}
