@@ -39,10 +39,19 @@ let package = Package(
             dependencies: ["SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("Resources/jargon.jsonl"), .copy("Resources/JARGON-COPYRIGHT.txt")]
         ),
+        // What both commands share: output formats, one-line errors, signals.
+        .target(
+            name: "SearchlightCommandSupport",
+            dependencies: [
+                "SearchlightHistory",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The `searchlight` command: parses, calls the libraries, formats (no SQL, no logic).
         .executableTarget(
             name: "SearchlightCLI",
             dependencies: [
+                "SearchlightCommandSupport",
                 "Searchlight",
                 "SearchlightHistory",
                 "SearchlightDemoData",
@@ -65,6 +74,7 @@ let package = Package(
         .executableTarget(
             name: "SearchlightPostgresCLI",
             dependencies: [
+                "SearchlightCommandSupport",
                 "SearchlightPostgres",
                 "Searchlight",
                 "SearchlightHistory",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SearchlightCommandSupport
 import Logging
 import Searchlight
 import SearchlightDemoData

@@ -1,3 +1,4 @@
+import SearchlightCommandSupport
 import ArgumentParser
 import Logging
 import Searchlight

@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 /// Waits for SIGINT or SIGTERM.
-enum Signals {
+package enum Signals {
     /// Returns when SIGINT or SIGTERM arrives, or when the calling task is cancelled.
-    static func waitForTermination() async {
+    package static func waitForTermination() async {
         let waiter = Waiter()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,14 +1,13 @@
 import Foundation
 import Logging
-import Searchlight
 import SearchlightHistory
 import Synchronization
 
 /// Formatting shared by the commands: results to stdout, messages and logs to stderr.
-enum Output {
+package enum Output {
     private static let logging = Mutex(false)
 
-    static func bootstrapLogging(_ level: Logger.Level) {
+    package static func bootstrapLogging(_ level: Logger.Level) {
         logging.withLock { done in
             guard !done else { return }
             done = true
@@ -21,17 +20,17 @@ enum Output {
     }
 
     /// One line on stderr.
-    static func error(_ message: String) {
+    package static func error(_ message: String) {
         let line = message.replacingOccurrences(of: "\n", with: " ")
         FileHandle.standardError.write(Data("searchlight: error: \(line)\n".utf8))
     }
 
-    static func note(_ message: String) {
+    package static func note(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 
     /// The message of an error, for people: never a stack trace or a type dump.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         switch error {
         case let error as SearchlightError: error.message
         case let error as LocalizedError: error.errorDescription ?? "\(error)"
@@ -39,7 +38,7 @@ enum Output {
         }
     }
 
-    static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
+    package static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -47,7 +46,7 @@ enum Output {
     }
 
     /// Aligned columns, the first row being the header.
-    static func table(_ rows: [[String]]) -> String {
+    package static func table(_ rows: [[String]]) -> String {
         guard let header = rows.first else { return "" }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
@@ -57,27 +56,27 @@ enum Output {
         }.joined(separator: "\n")
     }
 
-    static func csvField(_ text: String) -> String {
+    package static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// `2026-11-22T10:00:00.000Z`
-    static func iso8601(_ date: Date) -> String {
+    package static func iso8601(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
     }
 
     /// Writes bytes to stdout, after anything `print` buffered, and flushes.
-    static func write(_ data: Data) throws {
+    package static func write(_ data: Data) throws {
         fflush(nil)
         guard !data.isEmpty else { return }
         try FileHandle.standardOutput.write(contentsOf: data)
     }
 
     /// Text on one line, at most `width` characters.
-    static func clip(_ text: String, _ width: Int) -> String {
+    package static func clip(_ text: String, _ width: Int) -> String {
         let flat = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return flat.count <= width ? flat : String(flat.prefix(width - 1)) + "…"
     }
