@@ -15,11 +15,11 @@ import Testing
         return (enumerator?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "swift" }
     }
 
-    /// Names of the `package` types and members declared in SearchlightHistory.
-    static func packageSymbols() throws -> Set<String> {
+    /// Names of the `package` types and members declared in a library (SearchlightHistory by default).
+    static func packageSymbols(of library: String = "SearchlightHistory") throws -> Set<String> {
         let declaration = try Regex(#"package\s+(?:static\s+)?(?:final\s+)?(?:enum|struct|class|func|var|let|typealias)\s+(\w+)"#)
         var names = Set<String>()
-        for file in swiftFiles(under: SecurityTests.sources.appendingPathComponent("SearchlightHistory")) {
+        for file in swiftFiles(under: SecurityTests.sources.appendingPathComponent(library)) {
             let text = try String(contentsOf: file, encoding: .utf8)
             for match in text.matches(of: declaration) { if let name = match.output[1].substring { names.insert(String(name)) } }
         }
@@ -33,7 +33,8 @@ import Testing
         // called on History's types, which the type names already catch.
         let types = symbols.filter { $0.first?.isUppercase == true }.subtracting(Self.allowed)
         var violations: [String] = []
-        for folder in ["Searchlight", "SearchlightCLI", "SearchlightDemoData", "searchlight-bench"] {
+        for folder in ["Searchlight", "SearchlightCLI", "SearchlightDemoData", "searchlight-bench",
+                       "SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightCommandSupport"] {
             for file in Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder)) {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 for name in types where text.contains(try Regex("\\b\(name)\\b")) {
@@ -44,10 +45,31 @@ import Testing
         #expect(violations.isEmpty, "\(violations)")
     }
 
-    @Test func theCLIHoldsNoSQL() throws {
+    /// The sinks sit above index and search: they use only Searchlight's public API too.
+    @Test func sinksUseOnlyThePublicAPIOfSearchlight() throws {
+        let symbols = try Self.packageSymbols(of: "Searchlight")
+        #expect(symbols.contains("IndexedText") && symbols.contains("DocumentSource"), "the scan finds Searchlight's internals")
+        // Nested types with common names (`Parsed.Term`, `…Key`, `…Counts`) are reachable only
+        // through their parent, which is checked; a public `SearchQuery.Term` shares one name.
+        let types = symbols.filter { $0.first?.isUppercase == true }.subtracting(["Term", "Key", "Counts"])
+        var violations: [String] = []
+        for folder in ["SearchlightPostgres", "SearchlightPostgresCLI"] {
+            for file in Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder)) {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for name in types where text.contains(try Regex("\\b\(name)\\b")) {
+                    violations.append("\(folder)/\(file.lastPathComponent) uses \(name)")
+                }
+            }
+        }
+        #expect(violations.isEmpty, "\(violations)")
+    }
+
+    @Test func theCommandsHoldNoSQL() throws {
         let sql = try Regex(#"\b(SELECT|INSERT INTO|UPDATE \S+ SET|DELETE FROM|CREATE TABLE)\b"#)
-        let offenders = try Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent("SearchlightCLI"))
-            .filter { try String(contentsOf: $0, encoding: .utf8).contains(sql) }.map(\.lastPathComponent)
-        #expect(offenders.isEmpty, "\(offenders)")
+        for folder in ["SearchlightCLI", "SearchlightPostgresCLI", "SearchlightCommandSupport"] {
+            let offenders = try Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder))
+                .filter { try String(contentsOf: $0, encoding: .utf8).contains(sql) }.map(\.lastPathComponent)
+            #expect(offenders.isEmpty, "\(folder): \(offenders)")
+        }
     }
 }
