@@ -93,9 +93,11 @@ public final class PostgresSink: Sendable {
     private let reader: SinkReader
     private let decodedModel = Mutex<(json: String, model: SearchlightModel?)?>(nil)
 
-    /// Registers the sink as a required consumer of `store` (so cleanup keeps history it has
-    /// not applied). Throws `invalidArgument` for a bad source name or a builder of an unknown
-    /// entity. Nothing is sent to PostgreSQL until a run starts.
+    /// A sink of `store` into `endpoint`. Throws `invalidArgument` for a bad source name,
+    /// `unknownEntity` for a builder of an entity the model lacks. Nothing is written anywhere
+    /// until a run starts: a run first connects to PostgreSQL (and migrates its schema), then
+    /// registers the sink as a required consumer of `store`, so that cleanup keeps the history
+    /// it has not applied.
     public init(store: HistoryStore, endpoint: PostgresEndpoint, configuration: Configuration = .init()) throws(SearchlightError) {
         let source: String
         if let name = configuration.source { source = name } else { source = try store.sourceID() }
@@ -108,7 +110,6 @@ public final class PostgresSink: Sendable {
         self.source = source
         self.configuration = configuration
         reader = SinkReader(store: store, source: source, author: "searchlight.postgres.\(source)", builders: configuration.documentBuilders)
-        try store.registerConsumer(author, required: true)
     }
 
     /// A source name: not empty, at most 200 characters, no control characters.
@@ -128,6 +129,7 @@ public final class PostgresSink: Sendable {
     public func runOnce() async throws(SearchlightError) -> Report {
         let configuration = configuration
         return try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
+            try self.store.registerConsumer(self.author, required: true)
             var report = Report(source: self.source)
             var failures = 0
             while true {
@@ -152,6 +154,7 @@ public final class PostgresSink: Sendable {
     /// end it with that error. Cancellation is honoured between batches.
     public func run() async throws(SearchlightError) {
         try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
+            try self.store.registerConsumer(self.author, required: true)
             let updates = self.store.historyUpdates() // subscribe first: no commit after the backlog is missed
             var iterator = updates.makeAsyncIterator()
             var announced = false
