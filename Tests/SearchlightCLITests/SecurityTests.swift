@@ -19,6 +19,10 @@ import SearchlightTestSupport
         "LogRowType.transactionHeader.rawValue",
     ]
     static let allowedCalls = ["SQLQuoting.identifier(", "SQLQuoting.literal(", "databaseQuestionMarks("]
+    /// What a postgres-nio query may splice in with `\(unescaped: …)`: the schema name quoted
+    /// by `PostgresSchema.quoted`, and constant clauses. Any other interpolation in such a query
+    /// is bound as a parameter.
+    static let allowedUnescaped: Set<String> = ["schema", "lockClause"]
 
     @Test func noSQLIsBuiltByInterpolatingValues() throws {
         let keyword = try Regex(#"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|FROM|WHERE|VALUES|MATCH|LIMIT)\b"#)
@@ -32,6 +36,15 @@ import SearchlightTestSupport
                 // GRDB SQL literals bind every interpolated value as an argument.
                 let context = source[..<literal.start].suffix(80)
                 if context.contains("literal:") || context.contains(": SQL") || context.contains("SQL = ") || context.hasSuffix("+= ") && context.contains("SQL") {
+                    continue
+                }
+                // postgres-nio's PostgresQuery literals bind every interpolated value as a parameter,
+                // except `\(unescaped: …)`, spliced as text.
+                if context.hasSuffix("query(") {
+                    for expression in Self.interpolations(literal.text) where expression.hasPrefix("unescaped:") {
+                        let name = expression.dropFirst("unescaped:".count).trimmingCharacters(in: .whitespaces)
+                        if !Self.allowedUnescaped.contains(name) { violations.append("\(file.lastPathComponent): \\(\(expression))") }
+                    }
                     continue
                 }
                 for expression in Self.interpolations(literal.text) {

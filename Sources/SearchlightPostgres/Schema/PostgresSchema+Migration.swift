@@ -23,24 +23,23 @@ extension PostgresSchema {
     static let migrationLockKey: Int32 = 0x534C_5047
 
     static func migrate(_ session: PostgresSession) async throws {
-        let schema = session.endpoint.schema
+        let name = session.endpoint.schema, schema = session.schema
         let logger = session.logger
         try await session.transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLockKey), hashtext(\(schema)))", logger: logger)
-            let version = try await Self.version(connection, schema: schema, logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLockKey), hashtext(\(name)))", logger: logger)
+            let version = try await Self.version(connection, schema: name, logger: logger)
             if version > currentVersion {
-                throw newerVersion(version, schema: schema)
+                throw newerVersion(version, schema: name)
             }
             guard version < currentVersion else { return }
-            for statement in statements(from: version, schema: schema) {
+            for statement in statements(from: version, schema: name) {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
-            let quoted = quoted(schema)
             try await connection.query("""
-                INSERT INTO \(unescaped: quoted).meta(key, value) VALUES ('schema_version', \(String(currentVersion)))
+                INSERT INTO \(unescaped: schema).meta(key, value) VALUES ('schema_version', \(String(currentVersion)))
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """, logger: logger)
-            logger.notice("PostgreSQL schema \(schema) migrated from version \(version) to \(currentVersion)")
+            logger.notice("PostgreSQL schema \(name) migrated from version \(version) to \(currentVersion)")
         }
     }
 
@@ -59,17 +58,17 @@ extension PostgresSchema {
 
     /// The schema's version: 0 when it has no `meta` table.
     static func version(_ connection: PostgresConnection, schema: String, logger: Logger) async throws -> Int {
-        let meta = quoted(schema) + ".meta"
+        let name = schema, schema = quoted(name), meta = schema + ".meta"
         var exists = false
-        for try await name in try await connection.query("SELECT to_regclass(\(meta))::text", logger: logger).decode(String?.self) {
-            exists = name != nil
+        for try await table in try await connection.query("SELECT to_regclass(\(meta))::text", logger: logger).decode(String?.self) {
+            exists = table != nil
         }
         guard exists else { return 0 }
         var version = 0
-        let rows = try await connection.query("SELECT value FROM \(unescaped: meta) WHERE key = 'schema_version'", logger: logger)
+        let rows = try await connection.query("SELECT value FROM \(unescaped: schema).meta WHERE key = 'schema_version'", logger: logger)
         for try await value in rows.decode(String.self) {
             guard let number = Int(value) else {
-                throw SearchlightError(.postgresError, "PostgreSQL schema \"\(schema)\" has an unreadable schema_version \"\(value)\"")
+                throw SearchlightError(.postgresError, "PostgreSQL schema \"\(name)\" has an unreadable schema_version \"\(value)\"")
             }
             version = number
         }

@@ -34,9 +34,10 @@ struct SourceRow: Sendable, Hashable {
     /// FROM "searchlight".sources WHERE source = $1 [FOR UPDATE]
     /// ```
     static func read(_ source: String, schema: String, lock: Bool, _ connection: PostgresConnection, logger: Logger) async throws -> SourceRow? {
+        let lockClause = lock ? "FOR UPDATE" : ""
         let rows = try await connection.query("""
             SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs
-            FROM \(unescaped: schema).sources WHERE source = \(source) \(unescaped: lock ? "FOR UPDATE" : "")
+            FROM \(unescaped: schema).sources WHERE source = \(source) \(unescaped: lockClause)
             """, logger: logger)
         var result: SourceRow?
         for try await (token, timestamp, previous, previousTimestamp, digest, model, resyncs)
