@@ -129,13 +129,16 @@ struct FaultPostgres: Sendable {
         }
         for row in try await rows("""
             SELECT d.txid, d.source, d.entity, d.object_key, d.token, d.op FROM \(s).fault_documents d
-            WHERE NOT EXISTS (SELECT 1 FROM \(s).fault_batches b WHERE b.txid = d.txid) LIMIT 5
+            WHERE NOT EXISTS (SELECT 1 FROM \(s).fault_batches b WHERE b.txid = d.txid)
+              AND NOT EXISTS (SELECT 1 FROM \(s).fault_duplicates b WHERE b.txid = d.txid) LIMIT 5
             """) {
             problems.append("documents written by a transaction that moved no checkpoint: \(row)")
         }
         for row in try await rows("""
+            WITH b AS (SELECT txid, to_resyncs FROM \(s).fault_batches WHERE NOT resync
+                       UNION ALL SELECT txid, to_resyncs FROM \(s).fault_duplicates)
             SELECT d.source, d.entity, d.object_key, d.token, b.to_resyncs, count(DISTINCT d.txid)
-            FROM \(s).fault_documents d JOIN \(s).fault_batches b ON b.txid = d.txid AND NOT b.resync
+            FROM \(s).fault_documents d JOIN b ON b.txid = d.txid
             WHERE d.op = 'upsert'
             GROUP BY d.source, d.entity, d.object_key, d.token, b.to_resyncs
             HAVING count(DISTINCT d.txid) > 1 LIMIT 5
