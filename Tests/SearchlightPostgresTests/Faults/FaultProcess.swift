@@ -139,6 +139,17 @@ final class FaultProcess: Sendable {
     }
 }
 
+extension FaultProcess {
+    /// Runs a command that leaves a daemon behind (`pg_ctl start`) with every descriptor above 2
+    /// closed: Foundation's `Process` on Linux learns that a child ended when a socket the child
+    /// inherited closes, and a daemon that inherited it too would keep the command "running".
+    @discardableResult
+    static func runLeavingDaemon(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> Result {
+        let script = #"( for f in /proc/$BASHPID/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ]; then eval "exec $n>&-" 2>/dev/null; fi; done; exec "$@" ); status=$?; exit $status"#
+        return try await run("/bin/bash", ["-c", script, "fault-daemon", executable] + arguments, environment: environment)
+    }
+}
+
 struct FaultFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }

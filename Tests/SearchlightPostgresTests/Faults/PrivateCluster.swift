@@ -21,7 +21,7 @@ struct PrivateCluster: Sendable {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-fault-pg-\(UUID().uuidString).state").path
         var environment = ProcessInfo.processInfo.environment
         environment["SEARCHLIGHT_POSTGRES_STATE"] = state
-        let result = try await FaultProcess.run("/bin/bash", [repositoryRoot.appendingPathComponent(".ci/postgres").path, "start"],
+        let result = try await FaultProcess.runLeavingDaemon("/bin/bash", [repositoryRoot.appendingPathComponent(".ci/postgres").path, "start"],
                                                 environment: environment)
         var values: [String: String] = [:]
         for line in result.stdout.split(separator: "\n") where line.hasPrefix("export ") {
@@ -39,9 +39,9 @@ struct PrivateCluster: Sendable {
     private func pgControl(_ arguments: [String]) async throws {
         let pgctl = binDirectory + "/pg_ctl"
         if getuid() == 0 {
-            try await FaultProcess.run("/usr/sbin/runuser", ["-u", osUser, "--", pgctl] + arguments)
+            try await FaultProcess.runLeavingDaemon("/usr/sbin/runuser", ["-u", osUser, "--", pgctl] + arguments)
         } else {
-            try await FaultProcess.run(pgctl, arguments)
+            try await FaultProcess.runLeavingDaemon(pgctl, arguments)
         }
     }
 
