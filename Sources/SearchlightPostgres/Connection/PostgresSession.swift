@@ -1,0 +1,106 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SearchlightHistory
+
+/// A PostgreSQL client for the length of one operation: its run loop lives in a child task, and
+/// the first connection is made (and the schema migrated) before `body` runs, so that a server
+/// that cannot be reached fails at once with one line.
+///
+/// ```swift
+/// try await PostgresSession.with(endpoint, logger: logger) { session in
+///     try await session.transaction { connection in try await connection.query("SELECT 1", logger: logger) }
+/// }
+/// ```
+struct PostgresSession: Sendable {
+    let client: PostgresClient
+    let endpoint: PostgresEndpoint
+    let logger: Logger
+
+    /// The quoted schema name, for statements.
+    var schema: String { PostgresSchema.quoted(endpoint.schema) }
+
+    /// Runs `body` with a connected client; migrates the schema first when `migrate` is true,
+    /// checks that it is there and of a version this release reads otherwise.
+    static func with<T: Sendable>(_ endpoint: PostgresEndpoint, logger: Logger, migrate: Bool,
+                                  _ body: @Sendable (PostgresSession) async throws -> T) async throws(SearchlightError) -> T {
+        var configuration = endpoint.configuration
+        configuration.options.maximumConnections = 4
+        let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "searchlight.postgres.client",
+                                                                                          factory: { _ in SwiftLogNoOpLogHandler() }))
+        let session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { await client.run(); return nil }
+                defer { group.cancelAll() }
+                try await session.connect()
+                if migrate {
+                    try await PostgresSchema.migrate(session)
+                } else {
+                    try await PostgresSchema.check(session)
+                }
+                return try await body(session)
+            }
+        } catch {
+            throw PostgresErrors.wrap(error, doing: "PostgreSQL at \(endpoint.displayURL)")
+        }
+    }
+
+    /// The first connection, within the connect timeout (the pool would otherwise wait for a
+    /// server that never answers).
+    private func connect() async throws(SearchlightError) {
+        let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
+        let client = client
+        let logger = logger
+        do {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
+                    return true
+                }
+                group.addTask { try await Task.sleep(for: timeout); return false }
+                let connected = try await group.next() ?? false
+                group.cancelAll()
+                if !connected { throw SearchlightError(.postgresError, "no answer within \(timeout)") }
+            }
+        } catch {
+            throw SearchlightError(.postgresError, "cannot connect to PostgreSQL at \(endpoint.displayURL): \(PostgresErrors.describe(error))",
+                                   underlyingError: error)
+        }
+    }
+
+    /// A connection of the pool for `body`.
+    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await client.withConnection(body)
+    }
+
+    /// Runs `body` in a transaction: `BEGIN`, body, `COMMIT`; `ROLLBACK` if body throws. An
+    /// error while committing is thrown as ``CommitOutcomeUnknown``: the transaction may or may
+    /// not have committed, and only reading the database back tells.
+    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let logger = logger
+        return try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            let result: T
+            do {
+                result = try await body(connection)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+            do {
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                throw CommitOutcomeUnknown(underlying: error)
+            }
+            return result
+        }
+    }
+}
+
+/// `COMMIT` failed (the connection dropped, the backend was terminated, the server restarted):
+/// whether the transaction committed is unknown until the database is read back.
+struct CommitOutcomeUnknown: Error, CustomStringConvertible {
+    var underlying: any Error
+    var description: String { "the outcome of COMMIT is unknown: \(PostgresErrors.describe(underlying))" }
+}

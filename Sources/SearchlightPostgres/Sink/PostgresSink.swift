@@ -1,0 +1,356 @@
+import Foundation
+import GRDB
+import Logging
+import PostgresNIO
+import Searchlight
+import SearchlightHistory
+import Synchronization
+
+/// Keeps a PostgreSQL copy of one SQLite database's documents: an ordinary history consumer
+/// whose resume point lives in PostgreSQL.
+///
+/// ```swift
+/// let store = try HistoryStore(path: "app.sqlite")
+/// let sink = try PostgresSink(store: store, endpoint: PostgresEndpoint(url: "postgres://app@db.example/search"))
+/// let report = try await sink.runOnce()   // catch up, then return
+/// try await sink.run()                    // or follow every commit until the task is cancelled
+/// ```
+///
+/// **Exactly once across two databases.** Each batch is read from one SQLite snapshot (the
+/// history after PostgreSQL's checkpoint and the current rows of the objects it changed:
+/// present → upsert, missing or excluded → delete), then applied in one PostgreSQL transaction
+/// that locks the source's row of `sources` and compares-and-sets its token: a second sink of
+/// the same source loses the compare, rolls back, and follows. Only then is the consumer's
+/// checkpoint saved in SQLite (never moved back), which lets cleanup delete that history: a
+/// crash between the two commits keeps more history, never loses a change.
+///
+/// **Lineage.** Before every batch the local checkpoint (token and commit time) is compared
+/// with PostgreSQL's: equal → go on; PostgreSQL one batch ahead with a digest equal to the
+/// local history over that batch → the sink's own batch committed before a crash: adopt it;
+/// anything else → the file was restored from an older backup, copied and written to, or
+/// PostgreSQL was restored: the source is resynchronized (a warning names the reason;
+/// `sources.resyncs` counts it). A resync replaces the source's documents with a snapshot in
+/// one transaction (`COPY`), streamed from one SQLite read transaction.
+///
+/// **Unknown outcomes.** An error while committing (connection dropped, backend terminated,
+/// server restarted) is never guessed about: the sink reconnects with backoff and runs the
+/// lineage check again, which reads the checkpoint back.
+public final class PostgresSink: Sendable {
+    public struct Configuration: Sendable {
+        /// The source's name in PostgreSQL; the database's ``HistoryStore/sourceID()`` by default.
+        public var source: String?
+        /// Transactions per batch.
+        public var batchSize = 500
+        /// The indexer's document hooks, by entity name (the same documents as the local index).
+        public var documentBuilders: [String: DocumentBuilder] = [:]
+        public var logger = Logger(label: "searchlight.postgres.sink")
+        /// The longest wait between two attempts after a PostgreSQL error.
+        public var maximumBackoff: Duration = .seconds(5)
+        /// How many failed attempts in a row ``runOnce()`` makes before it gives up
+        /// (``run()`` never gives up on PostgreSQL errors).
+        public var attempts = 6
+        /// Test hooks.
+        package var faults = Faults()
+
+        public init() {}
+    }
+
+    /// Points where tests make the sink fail.
+    package struct Faults: Sendable {
+        /// Called after a batch committed in PostgreSQL, before the SQLite checkpoint is saved;
+        /// throwing there is a crash between the two commits.
+        package var afterPostgresCommit: (@Sendable (HistoryToken) throws -> Void)?
+        package init() {}
+    }
+
+    /// What a run did.
+    public struct Report: Hashable, Sendable, Codable {
+        public var source: String
+        /// Batches applied.
+        public var batches = 0
+        /// Documents written (by batches and by snapshots).
+        public var upserted = 0
+        /// Documents deleted by batches.
+        public var deleted = 0
+        /// Snapshots loaded (the first sync included).
+        public var resyncs = 0
+        /// Batches another sink (or this one before a crash) committed, adopted after checking them.
+        public var adopted = 0
+        /// The checkpoint reached.
+        public var token = HistoryToken.zero
+
+        public init(source: String) { self.source = source }
+    }
+
+    public let store: HistoryStore
+    public let endpoint: PostgresEndpoint
+    /// The source's name in PostgreSQL.
+    public let source: String
+    /// The consumer name in SQLite: `searchlight.postgres.<source>`, registered as required.
+    public var author: String { "searchlight.postgres.\(source)" }
+    let configuration: Configuration
+    var logger: Logger { configuration.logger }
+    private let reader: SinkReader
+    private let decodedModel = Mutex<(json: String, model: SearchlightModel?)?>(nil)
+
+    /// A sink of `store` into `endpoint`. Throws `invalidArgument` for a bad source name,
+    /// `unknownEntity` for a builder of an entity the model lacks. Nothing is written anywhere
+    /// until a run starts: a run first connects to PostgreSQL (and migrates its schema), then
+    /// registers the sink as a required consumer of `store`, so that cleanup keeps the history
+    /// it has not applied.
+    public init(store: HistoryStore, endpoint: PostgresEndpoint, configuration: Configuration = .init()) throws(SearchlightError) {
+        let source: String
+        if let name = configuration.source { source = name } else { source = try store.sourceID() }
+        try Self.validate(source: source)
+        for name in configuration.documentBuilders.keys where store.model.entity(named: name) == nil {
+            throw SearchlightError(.unknownEntity, "a document builder names entity \"\(name)\", which the model does not declare")
+        }
+        self.store = store
+        self.endpoint = endpoint
+        self.source = source
+        self.configuration = configuration
+        reader = SinkReader(store: store, source: source, author: "searchlight.postgres.\(source)", builders: configuration.documentBuilders)
+    }
+
+    /// A source name: not empty, at most 200 characters, no control characters.
+    public static func validate(source: String) throws(SearchlightError) {
+        if source.isEmpty { throw SearchlightError(.invalidArgument, "invalid source name: it is empty") }
+        if source.count > 200 { throw SearchlightError(.invalidArgument, "invalid source name: longer than 200 characters") }
+        if source.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw SearchlightError(.invalidArgument, "invalid source name \(source.debugDescription): it holds control characters")
+        }
+    }
+
+    // MARK: - Running
+
+    /// Catches up: applies every batch (resynchronizing when needed) until PostgreSQL holds the
+    /// source's newest token, then returns what it did. PostgreSQL errors are retried with
+    /// backoff (``Configuration/attempts`` in a row at most).
+    public func runOnce() async throws(SearchlightError) -> Report {
+        let configuration = configuration
+        return try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
+            try self.store.registerConsumer(self.author, required: true)
+            var report = Report(source: self.source)
+            var failures = 0
+            while true {
+                do {
+                    let step = try await self.isolatedStep(session)
+                    failures = 0
+                    report.add(step)
+                    if step.caughtUp { return report }
+                } catch {
+                    failures += 1
+                    guard self.isRetryable(error), failures < configuration.attempts else { throw error }
+                    try await self.backOff(after: error, failures: failures)
+                }
+            }
+        }
+    }
+
+    /// Follows the source until the calling task is cancelled: catches up, logs the notice
+    /// `following source S at token T`, then applies each commit as it happens (in any
+    /// process). PostgreSQL errors (a restart, a terminated backend) are logged and retried
+    /// with bounded backoff; SQLite errors that mean the database is gone or no longer set up
+    /// end it with that error. Cancellation is honoured between batches.
+    public func run() async throws(SearchlightError) {
+        try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
+            try self.store.registerConsumer(self.author, required: true)
+            let updates = self.store.historyUpdates() // subscribe first: no commit after the backlog is missed
+            var iterator = updates.makeAsyncIterator()
+            var announced = false
+            var failures = 0
+            var report = Report(source: self.source)
+            while !Task.isCancelled {
+                do {
+                    let step = try await self.isolatedStep(session)
+                    failures = 0
+                    report.add(step)
+                    guard step.caughtUp else { continue }
+                    if !announced {
+                        announced = true
+                        self.logger.notice("following source \(self.source) at token \(report.token)")
+                    }
+                    guard await iterator.next() != nil else { return }
+                } catch {
+                    if Task.isCancelled || error is CancellationError { return }
+                    failures += 1
+                    guard self.isRetryable(error) else { throw error }
+                    do { try await self.backOff(after: error, failures: failures) } catch { return }
+                }
+            }
+        }
+    }
+
+    /// One step, in a task of its own: cancelling the caller lets the step in flight finish
+    /// (its PostgreSQL transaction commits or rolls back, its checkpoint is saved).
+    private func isolatedStep(_ session: PostgresSession) async throws -> Step {
+        try await Task { try await self.step(session) }.value
+    }
+
+    private func backOff(after error: any Error, failures: Int) async throws {
+        let milliseconds = min(100 * (1 << min(failures - 1, 10)), Int(configuration.maximumBackoff.components.seconds * 1000))
+        logger.warning("source \(source): \(PostgresErrors.describe(error)); trying again in \(milliseconds) ms")
+        try await Task.sleep(for: .milliseconds(milliseconds))
+    }
+
+    /// PostgreSQL's errors, an unknown commit outcome, and SQLite being busy are transient;
+    /// anything else (the database replaced, uninstalled, not a database…) ends the run.
+    private func isRetryable(_ error: any Error) -> Bool {
+        switch error {
+        case is CommitOutcomeUnknown, is PSQLError: return true
+        case let error as SearchlightError:
+            if error.code == .postgresError { return !(error.message.contains("newer than this release")) }
+            if error.code == .databaseError, let code = error.databaseError?.resultCode {
+                return code == .SQLITE_BUSY || code == .SQLITE_LOCKED
+            }
+            return false
+        case is DatabaseError:
+            return (error as! DatabaseError).resultCode == .SQLITE_BUSY
+        default:
+            // NIO's channel errors (connection reset, refused…) while talking to PostgreSQL.
+            return String(reflecting: type(of: error)).contains("NIO")
+        }
+    }
+
+    // MARK: - One step
+
+    /// What one step did.
+    struct Step: Sendable {
+        var caughtUp = false
+        var batches = 0, upserted = 0, deleted = 0, resyncs = 0, adopted = 0
+        var token: HistoryToken?
+    }
+
+    /// The lineage check, then one batch (or a resync, or adopting a committed batch).
+    func step(_ session: PostgresSession) async throws -> Step {
+        try store.checkFileIdentity()
+        _ = try store.captureStatus() // heals capture after a migration of the app, records its gap
+        let local = try store.checkpoint(for: author)
+        let schema = session.schema, source = self.source, logger = self.logger
+        let row = try await session.withConnection { connection in
+            try await SourceRow.read(source, schema: schema, lock: false, connection, logger: logger)
+        }
+        guard let row else {
+            return try await resync(session, expected: nil, reason: "first sync: PostgreSQL holds no checkpoint of this source")
+        }
+        let localTime = local?.transactionTimestamp?.timeIntervalSince1970
+        if let local, row.holds(local.token.rawValue, localTime) {
+            // The same lineage: go on from the checkpoint.
+        } else if let local, row.previousToken == local.token.rawValue, SourceRow.sameTime(row.previousTimestamp, localTime),
+                  let digest = row.batchDigest, try reader.digest(after: local.token, through: HistoryToken(row.token)) == digest {
+            // A batch of this history committed in PostgreSQL before its checkpoint was saved here.
+            let token = HistoryToken(row.token)
+            try await saveLocalCheckpoint(token)
+            logger.notice("source \(source): PostgreSQL holds the batch through token \(token) of this history; checkpoint adopted")
+            return Step(adopted: 1, token: token)
+        } else {
+            let reason = divergence(local: local, row: row)
+            logger.warning("source \(source) resynchronized: \(reason)")
+            return try await resync(session, expected: row, reason: reason)
+        }
+
+        switch try reader.batch(after: HistoryToken(row.token), batchSize: configuration.batchSize) {
+        case let .needsResync(resync):
+            logger.warning("source \(source) resynchronized: \(resync)")
+            return try await self.resync(session, expected: row, reason: resync.description)
+        case let .caughtUp(model, head):
+            if !sameModel(model, row) {
+                return try await resync(session, expected: row, reason: "the model changed")
+            }
+            return Step(caughtUp: true, token: head)
+        case let .batch(batch):
+            if !sameModel(batch.model, row) {
+                return try await resync(session, expected: row, reason: "the model changed")
+            }
+            return try await apply(batch, session, expected: row)
+        }
+    }
+
+    /// Applies a batch in one PostgreSQL transaction, compare-and-set on the row's checkpoint,
+    /// then saves the SQLite checkpoint.
+    ///
+    /// ```sql
+    /// BEGIN;
+    /// SELECT token, token_timestamp, … FROM "searchlight".sources WHERE source = $1 FOR UPDATE;  -- must still be the batch's previous token
+    /// INSERT INTO "searchlight".documents … ON CONFLICT … DO UPDATE …;  DELETE FROM "searchlight".documents …;
+    /// UPDATE "searchlight".sources SET token = $2, token_timestamp = $3, previous_token = $4, previous_timestamp = $5,
+    ///     batch_digest = $6, head_token = $7, head_timestamp = $8, applied_at = now(), database_path = $9 WHERE source = $1;
+    /// COMMIT;
+    /// ```
+    private func apply(_ batch: SinkReader.Batch, _ session: PostgresSession, expected row: SourceRow) async throws -> Step {
+        let schema = session.schema, source = self.source, logger = self.logger, path = store.databaseWriter.path
+        let writer = DocumentWriter(schema: schema, source: source, logger: logger)
+        let deleted = try await session.transaction { connection -> Int? in
+            guard let locked = try await SourceRow.read(source, schema: schema, lock: true, connection, logger: logger),
+                  locked.holds(row.token, row.tokenTimestamp) else { return nil }
+            try await writer.upsert(batch.upserts, connection)
+            let deleted = try await writer.delete(batch.deletes, connection)
+            try await writer.deleteEntities(batch.suspended, connection)
+            try await connection.query("""
+                UPDATE \(unescaped: schema).sources SET token = \(batch.batch.token.rawValue), token_timestamp = \(batch.tokenTimestamp),
+                    previous_token = \(row.token), previous_timestamp = \(row.tokenTimestamp), batch_digest = \(batch.digest),
+                    head_token = \(batch.head.rawValue), head_timestamp = \(batch.headTimestamp), applied_at = now(),
+                    database_path = \(path)
+                WHERE source = \(source)
+                """, logger: logger)
+            return deleted
+        }
+        guard let deleted else {
+            logger.info("source \(source): another sink applied the batch after token \(row.token) first; following it")
+            return Step()
+        }
+        try configuration.faults.afterPostgresCommit?(batch.batch.token)
+        try await saveLocalCheckpoint(batch.batch.token)
+        logger.debug("source \(source): applied tokens \(batch.batch.previousToken)…\(batch.batch.token) (\(batch.upserts.count) upserted, \(deleted) deleted)")
+        return Step(batches: 1, upserted: batch.upserts.count, deleted: deleted, token: batch.batch.token)
+    }
+
+    /// Saves the consumer checkpoint in SQLite, unless it is at `token` or beyond already (two
+    /// sinks of one file each save theirs; it never goes back).
+    private func saveLocalCheckpoint(_ token: HistoryToken) async throws {
+        let store = self.store, author = self.author
+        try await store.databaseWriter.write { db in
+            if let current = try store.checkpoint(for: author, in: db), current.token >= token { return }
+            try store.saveCheckpoint(token, for: author, in: db)
+        }
+    }
+
+    /// Why the local checkpoint and PostgreSQL's disagree, for the log and `resync_reason`.
+    private func divergence(local: HistoryCheckpoint?, row: SourceRow) -> String {
+        guard let local else {
+            return "this database has no checkpoint of the sink, but PostgreSQL holds the source at token \(row.token) (a copy, or a crash before the first checkpoint)"
+        }
+        if local.token.rawValue > row.token {
+            return "PostgreSQL is behind this database's checkpoint (\(row.token) < \(local.token)): PostgreSQL was restored from a backup, or another file with this source id wrote it"
+        }
+        if local.token.rawValue == row.token {
+            return "token \(row.token) was committed at another time in PostgreSQL's lineage: the file was restored from a backup or copied, and its history diverged"
+        }
+        if row.previousToken == local.token.rawValue {
+            return "the last batch in PostgreSQL (tokens \(local.token)…\(row.token)) is not this database's history: a copy of the file, or a restored backup, wrote other transactions"
+        }
+        return "PostgreSQL holds token \(row.token), this database's checkpoint is \(local.token): the file was restored from an older backup, or copied"
+    }
+
+    /// Whether PostgreSQL's row holds `model` (decoded once per distinct text).
+    private func sameModel(_ model: SearchlightModel, _ row: SourceRow) -> Bool {
+        let stored = decodedModel.withLock { cache -> SearchlightModel? in
+            if let cache, cache.json == row.modelJSON { return cache.model }
+            let decoded = try? SearchlightModel(jsonData: Data(row.modelJSON.utf8))
+            cache = (row.modelJSON, decoded)
+            return decoded
+        }
+        return stored == model
+    }
+}
+
+extension PostgresSink.Report {
+    mutating func add(_ step: PostgresSink.Step) {
+        batches += step.batches
+        upserted += step.upserted
+        deleted += step.deleted
+        resyncs += step.resyncs
+        adopted += step.adopted
+        if let token = step.token { self.token = token }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import Searchlight
+import SearchlightHistory
+
+/// The sink's reads of the SQLite source, each in one read transaction (a snapshot): never the
+/// write lock, so the app is never blocked by PostgreSQL work.
+struct SinkReader: Sendable {
+    let store: HistoryStore
+    let source: String
+    let author: String
+    let builders: [String: DocumentBuilder]
+
+    /// A batch of history with the current documents of the objects it changed.
+    struct Batch: Sendable {
+        var batch: HistoryBatch
+        /// The commit time of the batch's last token (seconds since 1970).
+        var tokenTimestamp: Double?
+        var head: HistoryToken
+        var headTimestamp: Double?
+        var model: SearchlightModel
+        var upserts: [PostgresDocument]
+        /// Objects whose rows are gone or excluded: (entity, object key).
+        var deletes: [(entity: String, key: String)]
+        /// Entities whose capture stopped (table dropped…): their documents leave PostgreSQL.
+        var suspended: [String]
+        var digest: String
+    }
+
+    enum Read: Sendable {
+        case caughtUp(model: SearchlightModel, head: HistoryToken)
+        case batch(Batch)
+        case needsResync(HistoryResync)
+    }
+
+    /// The batch after `token` (PostgreSQL's checkpoint) and the documents of its objects, as of
+    /// one snapshot.
+    func batch(after token: HistoryToken, batchSize: Int) throws -> Read {
+        try SearchlightError.catchingSQLite("cannot read history of \(store.databaseWriter.path)") {
+            try store.databaseWriter.read { db in
+                let model = try store.installedModel(in: db)
+                switch try store.fetchBatch(as: author, after: token, batchSize: batchSize, in: db) {
+                case let .caughtUp(head):
+                    return .caughtUp(model: model, head: head)
+                case let .needsResync(resync):
+                    return .needsResync(resync)
+                case let .consumed(batch):
+                    return .batch(try documents(of: batch, model: model, db))
+                }
+            }
+        }
+    }
+
+    private func documents(of batch: HistoryBatch, model: SearchlightModel, _ db: Database) throws -> Batch {
+        let suspended = Set(try store.captureStatus(in: db).notCapturing.map(\.name))
+        let reader = DocumentReader(model: model, builders: builders)
+        let analyzer = SearchTextAnalyzer(model: model)
+        // Each changed object once, with the token of the last transaction that changed it.
+        var tokens: [String: [ObjectID: HistoryToken]] = [:]
+        var order: [String: [ObjectID]] = [:]
+        for transaction in batch.transactions {
+            for change in transaction.changes where model.entity(named: change.entity) != nil && !suspended.contains(change.entity) {
+                if tokens[change.entity, default: [:]].updateValue(transaction.token, forKey: change.objectID) == nil {
+                    order[change.entity, default: []].append(change.objectID)
+                }
+            }
+        }
+        var upserts: [PostgresDocument] = []
+        var deletes: [(entity: String, key: String)] = []
+        for entity in model.entities {
+            guard let ids = order[entity.name] else { continue }
+            for (id, document) in try reader.documents(entity: entity.name, ids: ids, in: db) {
+                if let document {
+                    upserts.append(SinkDocuments.make(source: source, entity: entity, id: id, token: tokens[entity.name]?[id] ?? batch.token,
+                                                      values: document.values, analyzer: analyzer))
+                } else {
+                    deletes.append((entity.name, PostgresDocument.key(id)))
+                }
+            }
+        }
+        let head = try store.currentToken(in: db)
+        let last = batch.transactions.last.flatMap { $0.token == batch.token ? $0.timestamp.timeIntervalSince1970 : nil }
+        let tokenTimestamp = try last ?? timestamp(of: batch.token, db)
+        return Batch(batch: batch, tokenTimestamp: tokenTimestamp, head: head,
+                     headTimestamp: head == batch.token ? tokenTimestamp : try timestamp(of: head, db), model: model,
+                     upserts: upserts, deletes: deletes, suspended: suspended.sorted(), digest: BatchDigest(batch.transactions).value)
+    }
+
+    /// The commit time of `token` (seconds since 1970); nil for token 0 or a token whose
+    /// transaction cleanup deleted (as the consumer checkpoint records it then).
+    func timestamp(of token: HistoryToken, _ db: Database) throws -> Double? {
+        guard token.rawValue > 0 else { return nil }
+        do {
+            let transactions = try store.fetchTransactions(HistoryRequest(start: .token(HistoryToken(token.rawValue - 1)), limit: 1), in: db)
+            guard let first = transactions.first, first.token == token else { return nil }
+            return first.timestamp.timeIntervalSince1970
+        } catch SearchlightError.historyExpired {
+            return nil
+        }
+    }
+
+    /// The digest of local history over (`after`, `through`], as ``Batch/digest`` computed it
+    /// for the batch that covered that range; nil if that history is not all here any more.
+    func digest(after: HistoryToken, through: HistoryToken) throws -> String? {
+        try SearchlightError.catchingSQLite("cannot read history of \(store.databaseWriter.path)") {
+            try store.databaseWriter.read { db -> String? in
+                var digest = BatchDigest()
+                var cursor = after
+                while cursor < through {
+                    guard case let .consumed(batch) = try store.fetchBatch(as: author, after: cursor, batchSize: 500, in: db) else { return nil }
+                    for transaction in batch.transactions where transaction.token <= through { digest.add(transaction) }
+                    if batch.token > through {
+                        // The range ends inside this page: `through` must be a token of it.
+                        return batch.transactions.contains { $0.token == through } ? digest.value : nil
+                    }
+                    cursor = batch.token
+                }
+                return cursor == through ? digest.value : nil
+            }
+        }
+    }
+}
+
+/// The documents the sink writes and verify expects: values as read, each cut at a NUL
+/// character (PostgreSQL's text holds none; SQLite's text functions and FTS5 read a C string,
+/// which ends there too).
+enum SinkDocuments {
+    static func make(source: String, entity: SearchlightModel.Entity, id: ObjectID, token: HistoryToken,
+                     values: [String: String], analyzer: SearchTextAnalyzer) -> PostgresDocument {
+        PostgresDocument(source: source, entity: entity, objectID: id, token: token.rawValue,
+                         values: values.mapValues(withoutNUL), analyzer: analyzer)
+    }
+
+    static func withoutNUL(_ text: String) -> String {
+        guard let index = text.unicodeScalars.firstIndex(of: "\u{0}") else { return text }
+        return String(text.unicodeScalars[..<index])
+    }
+
+    /// The `fields` column: the values by column as a JSON object, keys sorted.
+    static func fieldsJSON(_ document: PostgresDocument) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(document.fields)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+extension SearchlightError {
+    /// Runs `body`, wrapping any error as `SearchlightError` (SQLite's, through GRDB).
+    static func catchingSQLite<T>(_ doing: @autoclosure () -> String, _ body: () throws -> T) throws(SearchlightError) -> T {
+        do { return try body() } catch let error as SearchlightError { throw error } catch {
+            throw SearchlightError(.databaseError, "\(doing()): \(error)", underlyingError: error)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SearchlightHistory
+
+/// A source's row of `sources`: its checkpoint in PostgreSQL, and what the lineage check
+/// compares with the local checkpoint.
+struct SourceRow: Sendable, Hashable {
+    var token: Int64
+    var tokenTimestamp: Double?
+    var previousToken: Int64?
+    var previousTimestamp: Double?
+    var batchDigest: String?
+    var modelJSON: String
+    var resyncs: Int
+
+    /// Two commit times are the same one (they went through `Date` on each side).
+    static func sameTime(_ a: Double?, _ b: Double?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): abs(a - b) < 1e-6
+        default: false
+        }
+    }
+
+    /// Whether the row still holds the checkpoint `token` at `timestamp` (the compare of the
+    /// compare-and-set).
+    func holds(_ token: Int64, _ timestamp: Double?) -> Bool {
+        self.token == token && Self.sameTime(tokenTimestamp, timestamp)
+    }
+
+    /// ```sql
+    /// SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs
+    /// FROM "searchlight".sources WHERE source = $1 [FOR UPDATE]
+    /// ```
+    static func read(_ source: String, schema: String, lock: Bool, _ connection: PostgresConnection, logger: Logger) async throws -> SourceRow? {
+        let rows = try await connection.query("""
+            SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs
+            FROM \(unescaped: schema).sources WHERE source = \(source) \(unescaped: lock ? "FOR UPDATE" : "")
+            """, logger: logger)
+        var result: SourceRow?
+        for try await (token, timestamp, previous, previousTimestamp, digest, model, resyncs)
+            in rows.decode((Int64, Double?, Int64?, Double?, String?, String, Int32).self) {
+            result = SourceRow(token: token, tokenTimestamp: timestamp, previousToken: previous, previousTimestamp: previousTimestamp,
+                               batchDigest: digest, modelJSON: model, resyncs: Int(resyncs))
+        }
+        return result
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import SearchlightHistory
+import SearchlightPostgres
+import SearchlightTestSupport
+import Testing
+
+/// `searchlight-postgres sink|status|verify` as a user runs them.
+@Suite(.enabled(if: PostgresTestServer.isAvailable, PostgresTestServer.skipReason))
+struct PostgresCommandTests {
+    @Test func sinkOncePrintsOneLineAndFollowingSaysWhenItIsCaughtUp() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("cli")
+        try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('a'), ('b'), ('c')") }
+        let once = try await PostgresCLI.run(["sink", "--db", database.path, "--postgres", url, "--source", "cli", "--once"])
+        #expect(once.status == 0, "\(once.stderr)")
+        let head = try store.currentToken()
+        #expect(once.stdout == "source cli: caught up at token \(head) (3 upserted, 0 deleted, 1 resyncs)\n")
+
+        let following = PostgresCLI.start(["sink", "--db", database.path, "--postgres", url, "--source", "cli"])
+        #expect(await following.waitUntil(stderrContains: "following source cli at token \(head)"))
+        try await store.write(author: "app") { db in try db.execute(sql: "DELETE FROM notes WHERE id = 1") }
+        let deleted = try await withTimeout(60) {
+            while try await SinkOracle.actual(url, source: "cli").count != 2 { try await Task.sleep(for: .milliseconds(20)) }
+            return true
+        }
+        #expect(deleted)
+        following.process.interrupt()
+        let result = try await PostgresCLI.finish(following)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try await SinkOracle.actual(url, source: "cli") == SinkOracle.expected(database.path))
+
+        let status = try await PostgresCLI.run(["status", "--postgres", url, "--db", database.path, "--format", "json"])
+        #expect(status.status == 0 && status.stdout.contains("\"source\" : \"cli\""), "\(status.stderr)")
+        let verify = try await PostgresCLI.run(["verify", "--db", database.path, "--postgres", url, "--source", "cli"])
+        #expect(verify.status == 0 && verify.stdout.contains("PostgreSQL equals the source cli"), "\(verify.stdout)\(verify.stderr)")
+    }
+
+    @Test func badInputGetsOneLineAndChangesNothing() async throws {
+        let database = try TestDatabase()
+        _ = try database.openStore()
+        let url = PostgresTestServer.freshURL("bad")
+        // What the sink would change: its consumer registration and checkpoint. (Opening a store may
+        // heal capture's bookkeeping, as every `searchlight` command does.)
+        let consumers = "SELECT * FROM searchlight_consumer;"
+        let before = try database.shell(consumers)
+        let cases: [([String], String)] = [
+            (["sink", "--db", database.path, "--postgres", "mysql://x@y/z", "--once"], "invalid PostgreSQL URL"),
+            (["sink", "--db", database.path, "--postgres", "postgres://nobody@127.0.0.1:1/none", "--once"], "cannot connect to PostgreSQL at postgres://nobody@127.0.0.1:1/none"),
+            (["sink", "--db", database.directory.appendingPathComponent("missing.sqlite").path, "--postgres", url, "--once"], "no database at"),
+            (["sink", "--db", database.path, "--postgres", url, "--source", "", "--once"], "invalid source name"),
+            (["sink", "--db", database.path, "--postgres", url, "--source", "a\u{7}b", "--once"], "control characters"),
+            (["status", "--postgres", url], "holds no Searchlight tables"),
+        ]
+        for (arguments, message) in cases {
+            let result = try await PostgresCLI.run(arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.stderr.contains(message) && result.stderrLines.count == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        #expect(try database.shell(consumers) == before)
+        let plain = try TestDatabase()
+        let notSetUp = try await PostgresCLI.run(["sink", "--db", plain.path, "--postgres", url, "--once"])
+        #expect(notSetUp.status == 1 && notSetUp.stderr.contains("no Searchlight setup"), "\(notSetUp.stderr)")
+        let usage = try await PostgresCLI.run(["sink", "--db", database.path, "--postgres", url, "--batch-size", "0"])
+        #expect(usage.status == 2)
+    }
+}
