@@ -73,8 +73,10 @@ struct SinkServerFaultTests {
             for _ in 0..<restarts {
                 try await Task.sleep(for: .microseconds(200_000 + random.next() % 800_000))
                 try await cluster.crash()
+                print("terminatedCommitsAndServerCrashes: server stopped -m immediate at \(Date())")
                 try await Task.sleep(for: .microseconds(random.next() % 1_000_000))
                 try await cluster.restart()
+                print("terminatedCommitsAndServerCrashes: server started at \(Date())")
             }
             for writer in writers {
                 let result = await writer.finish()
@@ -118,6 +120,9 @@ struct SinkServerFaultTests {
             if let token = try? await postgres.checkpoint(id)?.token, token >= head { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        failures.append("the following sink did not reach the head \(head) within 120 s after \(after): \(sink.stderr.suffix(800))")
+        let saved = source.directory + "/../searchlight-fault-sink-\(getpid())-\(Int(Date().timeIntervalSince1970)).log"
+        try? Data(sink.stderr.utf8).write(to: URL(fileURLWithPath: saved))
+        let remote = try? await postgres.checkpoint(id)?.token
+        failures.append("the following sink did not reach the head \(head) within 120 s after \(after) (PostgreSQL's checkpoint: \(remote.map { "\($0)" } ?? "none"); its whole log is in \(URL(fileURLWithPath: saved).standardized.path)): \(sink.stderr.suffix(800))")
     }
 }
