@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SearchlightHistory
+import Synchronization
 
 /// A PostgreSQL client for the length of one operation: its run loop lives in a child task, and
 /// the first connection is made (and the schema migrated) before `body` runs, so that a server
@@ -69,17 +70,42 @@ struct PostgresSession: Sendable {
         }
     }
 
-    /// A connection of the pool for `body`.
-    func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await client.withConnection(body)
+    /// A connection of the pool for `body`, within the connect timeout: a pool whose connections
+    /// were terminated under it (a server restart, `pg_terminate_backend`) may never hand one out
+    /// again, and waiting for it would hang the sink. Past the timeout this throws
+    /// ``ConnectionUnavailable``; the sink then starts over with a new client.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let client = client
+        let acquired = AcquiredFlag()
+        let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
+        return try await withThrowingTaskGroup(of: Optional<T>.self) { group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    acquired.set()
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                if !acquired.isSet { throw ConnectionUnavailable(timeout: timeout) }
+                return nil
+            }
+            while let result = try await group.next() {
+                if let value = result {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw ConnectionUnavailable(timeout: timeout) // not reached: the first task returns a value or throws
+        }
     }
 
     /// Runs `body` in a transaction: `BEGIN`, body, `COMMIT`; `ROLLBACK` if body throws. An
     /// error while committing is thrown as ``CommitOutcomeUnknown``: the transaction may or may
     /// not have committed, and only reading the database back tells.
-    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let logger = logger
-        return try await client.withConnection { connection in
+        return try await withConnection { connection in
             try await connection.query("BEGIN", logger: logger)
             let result: T
             do {
@@ -96,6 +122,19 @@ struct PostgresSession: Sendable {
             return result
         }
     }
+}
+
+/// Whether a connection was handed out (set once, from the pool's task).
+private final class AcquiredFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+/// The pool handed out no connection within the timeout.
+struct ConnectionUnavailable: Error, CustomStringConvertible {
+    var timeout: Duration
+    var description: String { "no connection to PostgreSQL within \(timeout)" }
 }
 
 /// `COMMIT` failed (the connection dropped, the backend was terminated, the server restarted):

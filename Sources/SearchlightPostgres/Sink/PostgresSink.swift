@@ -153,39 +153,55 @@ public final class PostgresSink: Sendable {
     /// with bounded backoff; SQLite errors that mean the database is gone or no longer set up
     /// end it with that error. Cancellation is honoured between batches.
     public func run() async throws(SearchlightError) {
-        try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
-            try self.store.registerConsumer(self.author, required: true)
-            let updates = self.store.historyUpdates() // subscribe first: no commit after the backlog is missed
-            var iterator = updates.makeAsyncIterator()
-            var announced = false
-            var failures = 0
-            var report = Report(source: self.source)
-            while !Task.isCancelled {
-                do {
-                    let step = try await self.isolatedStep(session)
-                    failures = 0
-                    report.add(step)
-                    guard step.caughtUp else { continue }
-                    if !announced {
-                        announced = true
-                        self.logger.notice("following source \(self.source) at token \(report.token)")
+        let progress = FollowProgress()
+        while !Task.isCancelled {
+            do {
+                // A new client (and pool) for each session: after a PostgreSQL error the session
+                // ends, so that connections the server terminated cannot leave a pool that never
+                // hands out another one.
+                try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
+                    try self.store.registerConsumer(self.author, required: true)
+                    let updates = self.store.historyUpdates() // subscribe first: no commit after the backlog is missed
+                    var iterator = updates.makeAsyncIterator()
+                    while !Task.isCancelled {
+                        let step = try await self.isolatedStep(session)
+                        let token = progress.succeeded(step)
+                        guard step.caughtUp else { continue }
+                        if progress.announceOnce() {
+                            self.logger.notice("following source \(self.source) at token \(token)")
+                        }
+                        guard await iterator.next() != nil else { return }
                     }
-                    guard await iterator.next() != nil else { return }
-                } catch {
-                    if Task.isCancelled || error is CancellationError { return }
-                    failures += 1
-                    guard self.isRetryable(error) else { throw error }
-                    do { try await self.backOff(after: error, failures: failures) } catch { return }
                 }
+                return
+            } catch {
+                if Task.isCancelled { return }
+                if case .cancelled = error.code { return }
+                let failures = progress.failed()
+                guard isRetryable(error) else { throw error }
+                do { try await backOff(after: error, failures: failures) } catch { return }
             }
         }
     }
 
     /// One step, in a task of its own: cancelling the caller lets the step in flight finish
-    /// (its PostgreSQL transaction commits or rolls back, its checkpoint is saved).
+    /// (its PostgreSQL transaction commits or rolls back, its checkpoint is saved), but not
+    /// forever: a step still waiting after ``stepGracePeriod`` is cancelled too (whatever it
+    /// left undone, the lineage check of the next run sorts out).
     private func isolatedStep(_ session: PostgresSession) async throws -> Step {
-        try await Task { try await self.step(session) }.value
+        let task = Task { try await self.step(session) }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            Task {
+                try? await Task.sleep(for: Self.stepGracePeriod)
+                task.cancel()
+            }
+        }
     }
+
+    /// How long a cancelled run waits for the step in flight.
+    static let stepGracePeriod: Duration = .seconds(10)
 
     private func backOff(after error: any Error, failures: Int) async throws {
         let milliseconds = min(100 * (1 << min(failures - 1, 10)), Int(configuration.maximumBackoff.components.seconds * 1000))
@@ -197,7 +213,7 @@ public final class PostgresSink: Sendable {
     /// anything else (the database replaced, uninstalled, not a database…) ends the run.
     private func isRetryable(_ error: any Error) -> Bool {
         switch error {
-        case is CommitOutcomeUnknown, is PSQLError: return true
+        case is CommitOutcomeUnknown, is PSQLError, is ConnectionUnavailable: return true
         case let error as SearchlightError:
             if error.code == .postgresError { return !(error.message.contains("newer than this release")) }
             if error.code == .databaseError, let code = error.databaseError?.resultCode {
@@ -341,6 +357,32 @@ public final class PostgresSink: Sendable {
             return decoded
         }
         return stored == model
+    }
+}
+
+/// What `run()` keeps across its sessions: failures in a row, the last token, whether it said
+/// it follows.
+private final class FollowProgress: Sendable {
+    private let state = Mutex((failures: 0, token: HistoryToken.zero, announced: false))
+
+    /// Records a step that succeeded; returns the token it reached.
+    func succeeded(_ step: PostgresSink.Step) -> HistoryToken {
+        state.withLock { state in
+            state.failures = 0
+            if let token = step.token { state.token = token }
+            return state.token
+        }
+    }
+
+    /// Records a failure; returns the failures in a row.
+    func failed() -> Int { state.withLock { state in state.failures += 1; return state.failures } }
+
+    /// True the first time only.
+    func announceOnce() -> Bool {
+        state.withLock { state in
+            defer { state.announced = true }
+            return !state.announced
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PostgresNIO
 import SearchlightHistory
 
@@ -37,6 +38,8 @@ enum PostgresErrors {
     static func wrap(_ error: any Error, doing: String) -> SearchlightError {
         if let error = error as? SearchlightError { return error }
         if error is CancellationError { return SearchlightError(.cancelled, "\(doing): cancelled", underlyingError: error) }
+        // SQLite's errors (from the source database, in the middle of PostgreSQL work) keep their codes.
+        if error is DatabaseError { return SearchlightError(wrapping: error, doing: "reading the source database") }
         return SearchlightError(.postgresError, "\(doing): \(describe(error))", underlyingError: error)
     }
 }
