@@ -39,7 +39,8 @@ public struct PostgresDocument: Hashable, Sendable {
     public var title: String?
     /// Every field's value as read, by column.
     public var fields: [String: String]
-    /// The fields other than the title, prepared and joined by newlines: the text snippets come from.
+    /// The fields other than the title that hold text, prepared and joined by newlines: the text
+    /// snippets come from.
     public var body: String
     /// The `tsvector` literal.
     public var vector: String
@@ -83,7 +84,7 @@ public struct PostgresDocument: Hashable, Sendable {
         let maximum = entity.fields.map(\.weight).max() ?? 1
         for field in entity.fields {
             let prepared = analyzer.prepare(values[field.column] ?? "")
-            if field.column != titleColumn { bodies.append(prepared) }
+            if field.column != titleColumn, !prepared.isEmpty { bodies.append(prepared) }
             let label = Self.weightClass(field.weight, maximum: maximum)
             let column = field.column.lowercased()
             let tokens = analyzer.tokens(prepared: prepared)

@@ -55,6 +55,9 @@ public struct PostgresSearch: Sendable {
         public var maximumRankedMatches = 15_000
         /// A page holds at most this many hits, also with no limit.
         public var maximumHits = 2_000
+        /// Whether hits carry snippets and highlighted titles (`false`: the snippet is empty and
+        /// the highlighted title is the title, and no `ts_headline` runs: ids only, the cheapest search).
+        public var snippets = true
 
         public init() {}
     }
@@ -78,7 +81,10 @@ public struct PostgresSearch: Sendable {
     public static func withSearch<T: Sendable>(endpoint: PostgresEndpoint, options: Options = .init(),
                                                logger: Logger = Logger(label: "searchlight.postgres.search"),
                                                _ body: @Sendable (PostgresSearch) async throws -> T) async throws -> T {
-        let client = PostgresClient(configuration: endpoint.configuration, backgroundLogger: logger)
+        // (The pool warns when a query waits for `run()` to start, which this task group does.)
+        var background = logger
+        background.logLevel = max(logger.logLevel, .error)
+        let client = PostgresClient(configuration: endpoint.configuration, backgroundLogger: background)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
@@ -257,15 +263,19 @@ public struct PostgresSearch: Sendable {
     private func hits(_ page: [Candidate], groups: [SourceGroup], _ connection: PostgresConnection) async throws -> [PostgresSearchHit] {
         guard !page.isEmpty else { return [] }
         var binds = SQLBinds()
-        let headline = groups.count == 1
-            ? "\(binds.add(headlineQuery(groups[0])))::tsquery"
-            : "CASE " + groups.map { "WHEN d.source = ANY(\(binds.add($0.sources))) THEN \(binds.add(headlineQuery($0)))::tsquery" }.joined(separator: " ") + " END"
-        let cjk = groups.contains { !$0.compiled.highlights.cjkRuns.isEmpty }
-        let words = min(max(options.snippetTokens, 1), 64) * (cjk ? 5 : 2) / 2
-        let headlineOptions = "MaxFragments=1, MaxWords=\(max(words, 2)), MinWords=\(max(words / 2, 1)), ShortWord=0, StartSel=\u{2}, StopSel=\u{3}, FragmentDelimiter=\u{4}"
+        var headline = "''"
+        if options.snippets {
+            let query = groups.count == 1
+                ? "\(binds.add(headlineQuery(groups[0])))::tsquery"
+                : "CASE " + groups.map { "WHEN d.source = ANY(\(binds.add($0.sources))) THEN \(binds.add(headlineQuery($0)))::tsquery" }.joined(separator: " ") + " END"
+            let cjk = groups.contains { !$0.compiled.highlights.cjkRuns.isEmpty }
+            let words = min(max(options.snippetTokens, 1), 64) * (cjk ? 5 : 2) / 2
+            let settings = "MaxFragments=1, MaxWords=\(max(words, 2)), MinWords=\(max(words / 2, 1)), ShortWord=0, StartSel=\u{2}, StopSel=\u{3}, FragmentDelimiter=\u{4}"
+            headline = "ts_headline('simple', d.body, \(query), \(binds.add(settings)))"
+        }
         let sql = """
             SELECT d.source, d.entity, d.object_key, d.title,
-                   ts_headline('simple', d.body, \(headline), \(binds.add(headlineOptions))), left(d.body, 64), right(d.body, 64)
+                   \(headline), left(d.body, 64), right(d.body, 64)
             FROM \(table) d JOIN unnest(\(binds.add(page.map(\.source))), \(binds.add(page.map(\.entity))), \(binds.add(page.map(\.key)))) AS p(source, entity, object_key)
               ON d.source = p.source AND d.entity = p.entity AND d.object_key = p.object_key
             """
@@ -285,12 +295,15 @@ public struct PostgresSearch: Sendable {
             let highlighter = PostgresHighlighter(analyzer: group.analyzer, start: options.highlightStart, end: options.highlightEnd)
             let terms = group.compiled.highlights
             let preparedTitle = row.title.map(group.analyzer.prepare)
-            let titleHighlight = preparedTitle.map { highlighter.highlight($0, terms) }
+            let titleHighlight = preparedTitle.map { options.snippets ? highlighter.highlight($0, terms) : SearchTextAnalyzer.display($0) }
             var snippet: String
-            if row.start.isEmpty {
+            if !options.snippets {
+                snippet = ""
+            } else if row.start.isEmpty {
                 snippet = titleHighlight ?? ""
             } else {
                 let fragment = String(String.UnicodeScalarView(row.headline.unicodeScalars.filter { $0 != "\u{2}" && $0 != "\u{3}" }))
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
                 snippet = highlighter.highlight(fragment, terms)
                 if !Self.sameEdge(fragment, row.start, atStart: true) { snippet = options.ellipsis + snippet }
                 if !Self.sameEdge(fragment, row.end, atStart: false) { snippet += options.ellipsis }
