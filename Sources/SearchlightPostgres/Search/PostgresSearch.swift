@@ -194,9 +194,9 @@ public struct PostgresSearch: Sendable {
 
         // Exact counts, through the GIN index.
         binds = SQLBinds()
-        let matching = condition(groups, entities: searched.sorted(), &binds)
+        let condition = matchCondition(groups, entities: searched.sorted(), &binds)
         var counts: [String: Int] = [:]
-        let countSQL = "SELECT d.source, d.entity, count(*) FROM \(table) d WHERE \(matching) GROUP BY d.source, d.entity"
+        let countSQL = "SELECT d.source, d.entity, count(*) FROM \(table) d WHERE \(condition) GROUP BY d.source, d.entity"
         for try await (source, entity, count) in try await connection.query(PostgresQuery(unsafeSQL: countSQL, binds: binds.bindings), logger: logger).decode((String, String, Int64).self) {
             results.countsBySource[source, default: 0] += Int(count)
             results.countsByEntity[entity, default: 0] += Int(count)
@@ -214,13 +214,13 @@ public struct PostgresSearch: Sendable {
         if needed > 0 {
             for (entity, count) in counts.sorted(by: { $0.key < $1.key }) where count > 0 {
                 binds = SQLBinds()
-                let matching = condition(groups, entities: [entity], &binds)
+                let condition = matchCondition(groups, entities: [entity], &binds)
                 let rank = groups.count == 1
                     ? rankSQL(groups[0], &binds)
                     : "CASE " + groups.map { "WHEN d.source = ANY(\(binds.add($0.sources))) THEN \(rankSQL($0, &binds))" }.joined(separator: " ") + " END"
                 let from = count > cap
-                    ? "(SELECT * FROM \(table) d WHERE \(matching) ORDER BY d.token DESC, d.source, d.object_key LIMIT \(binds.add(cap))) d"
-                    : "\(table) d WHERE \(matching)"
+                    ? "(SELECT * FROM \(table) d WHERE \(condition) ORDER BY d.token DESC, d.source, d.object_key LIMIT \(binds.add(cap))) d"
+                    : "\(table) d WHERE \(condition)"
                 let sql = """
                     SELECT r.source, r.object_key, r.score FROM (
                       SELECT d.source, d.object_key, (\(rank))::float8 AS score FROM \(from)
@@ -245,7 +245,7 @@ public struct PostgresSearch: Sendable {
     }
 
     /// The WHERE condition of the searched entities' matches (`d` is `documents`).
-    private func condition(_ groups: [SourceGroup], entities: [String], _ binds: inout SQLBinds) -> String {
+    private func matchCondition(_ groups: [SourceGroup], entities: [String], _ binds: inout SQLBinds) -> String {
         let perGroup = groups.map { group in
             var parts = ["d.source = ANY(\(binds.add(group.sources)))", "d.vector @@ \(binds.add(group.compiled.match))::tsquery"]
             if let recheck = group.compiled.recheck { parts.append(recheck.sql(&binds)) }
