@@ -1,7 +1,134 @@
 import ArgumentParser
+import Foundation
+import SearchlightCommandSupport
+import Searchlight
+import SearchlightPostgres
+import SearchlightHistory
 
-/// `searchlight-postgres search` (not written yet).
+/// `searchlight-postgres search`: the local `searchlight search`, across the sources in
+/// PostgreSQL (each hit says its source).
 struct SearchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "search", abstract: "(not written yet)")
-    func run() async throws { throw ValidationError("not written yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "search", abstract: "Search the documents in PostgreSQL, across sources or in some (any text is safe).")
+
+    @Option(help: "The PostgreSQL server: postgres://user@host[:port]/database[?schema=NAME].")
+    var postgres: String
+
+    @Argument(parsing: .allUnrecognized,
+              help: "What to search for: words, \"phrases\", OR, -excluded, prefix*, field:word. Chinese, Japanese and Korean text matches as written. Words that start with '-' are part of the query.")
+    var words: [String] = []
+
+    var query: String { words.joined(separator: " ") }
+
+    @Option(name: .customLong("source"), help: "Only this source (repeat for several).")
+    var sources: [String] = []
+
+    @Option(name: .customLong("entity"), help: "Only this entity (repeat for several).")
+    var entities: [String] = []
+
+    @Option(parsing: .unconditional, help: "At most this many hits (0: no limit; a page holds at most \(PostgresSearch.Options().maximumHits), and the output says when it stopped there).")
+    var limit = 20
+
+    @Option(parsing: .unconditional, help: "Skip this many hits.")
+    var offset = 0
+
+    @Flag(help: "Treat the last word as a prefix (as-you-type).")
+    var prefix = false
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json, jsonl, csv
+    }
+
+    @Option(help: "Output format.")
+    var format: Format = .table
+
+    func validate() throws {
+        if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
+        if limit < 0 { throw ValidationError("--limit must not be negative") }
+        if offset < 0 { throw ValidationError("--offset must not be negative") }
+    }
+
+    /// A hit as scripts read it: the local command's fields, and the source.
+    struct Hit: Encodable {
+        var hit: PostgresSearchHit
+
+        func encode(to encoder: any Encoder) throws {
+            enum Key: String, CodingKey { case source, entity, id, title, titleHighlight, snippet, score }
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(hit.source, forKey: .source)
+            try container.encode(hit.entity, forKey: .entity)
+            try container.encode(hit.objectID, forKey: .id)
+            try container.encode(hit.title, forKey: .title) // null when the entity has no title
+            try container.encode(hit.titleHighlight, forKey: .titleHighlight)
+            try container.encode(hit.snippet, forKey: .snippet)
+            try container.encode(hit.score, forKey: .score)
+        }
+    }
+
+    /// The local command's JSON page, with counts by source.
+    struct Page: Encodable {
+        var results: PostgresSearchResults
+
+        func encode(to encoder: any Encoder) throws {
+            enum Key: String, CodingKey { case total, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation }
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(results.total, forKey: .total)
+            try container.encode(results.countsByEntity, forKey: .countsByEntity)
+            try container.encode(results.countsBySource, forKey: .countsBySource)
+            try container.encode(results.rankedMatches, forKey: .rankedMatches)
+            try container.encode(results.isTruncated, forKey: .truncated)
+            try container.encode(results.droppedTerms, forKey: .droppedTerms)
+            try container.encode(results.hits.map(Hit.init), forKey: .hits)
+            try container.encodeNil(forKey: .explanation) // no explanations on PostgreSQL
+        }
+    }
+
+    func run() async throws {
+        let endpoint = try PostgresEndpoint(url: postgres)
+        let (text, asYouType, limit, offset) = (query, prefix, self.limit == 0 ? nil : self.limit, self.offset)
+        let (sources, entities) = (self.sources.isEmpty ? nil : Set(self.sources), self.entities.isEmpty ? nil : Set(self.entities))
+        let results = try await PostgresSearch.withSearch(endpoint: endpoint) { search in
+            try await search.search(text, asYouType: asYouType, sources: sources, entities: entities, limit: limit, offset: offset)
+        }
+        switch format {
+        case .json:
+            print(try Output.json(Page(results: results)))
+        case .jsonl:
+            for hit in results.hits { print(try Output.json(Hit(hit: hit), pretty: false)) }
+            bounds(results).map(Output.note)
+        case .csv:
+            print("source,entity,id,title,snippet,score")
+            for hit in results.hits {
+                print([hit.source, hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
+            }
+            bounds(results).map(Output.note)
+        case .table:
+            var rows = [["SCORE", "SOURCE", "ENTITY", "ID", "TITLE", "SNIPPET"]]
+            for hit in results.hits {
+                rows.append([String(format: "%.4g", hit.score), Output.clip(hit.source, 20), hit.entity, hit.objectID.description,
+                             Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
+            }
+            print(Output.table(rows))
+            let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            let bySource = results.countsBySource.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))")
+                  + (bySource.isEmpty ? "" : "; by source: \(bySource)"))
+            bounds(results).map { print($0) }
+        }
+    }
+
+    /// What the search's bounds left out, if anything.
+    func bounds(_ results: PostgresSearchResults) -> String? {
+        var notes: [String] = []
+        if results.isRankingCapped {
+            notes.append("Ranked the newest \(results.rankedMatches) of \(results.total) matches (at most \(PostgresSearch.Options().maximumRankedMatches) per entity).")
+        }
+        if results.droppedTerms > 0 {
+            notes.append("Searched the first \(SearchQuery.maximumTerms) terms: \(results.droppedTerms) more were left out.")
+        }
+        if results.isTruncated {
+            notes.append("Stopped after \(results.hits.count) hits: --offset \(offset + results.hits.count) shows more.")
+        }
+        return notes.isEmpty ? nil : notes.joined(separator: " ")
+    }
 }

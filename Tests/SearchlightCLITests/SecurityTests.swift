@@ -17,8 +17,13 @@ import SearchlightTestSupport
         "nextTokenExpression", "CaptureTriggers.nextTokenExpression",
         // An integer constant of the log format (a header row's type).
         "LogRowType.transactionHeader.rawValue",
+        // PostgreSQL search: fragments of placeholders and constant SQL (ranking, snippet, the
+        // table of a bounded ranking).
+        "rank", "headline", "from",
     ]
-    static let allowedCalls = ["SQLQuoting.identifier(", "SQLQuoting.literal(", "databaseQuestionMarks("]
+    /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
+    /// `PostgresSchema.quoted(` quotes an identifier.
+    static let allowedCalls = ["SQLQuoting.identifier(", "SQLQuoting.literal(", "databaseQuestionMarks(", "binds.add(", "PostgresSchema.quoted("]
     /// What a postgres-nio query may splice in with `\(unescaped: …)`: the schema name quoted
     /// by `PostgresSchema.quoted`, and constant clauses. Any other interpolation in such a query
     /// is bound as a parameter.

@@ -8,7 +8,11 @@ import SearchlightHistory
 /// word is.
 ///
 /// - **Lexemes** are the analyzer's tokens, folded (lower case, diacritics removed), as
-///   `unicode61 remove_diacritics 2` folds them.
+///   `unicode61 remove_diacritics 2` folds them, each tagged with its field
+///   (``lexeme(_:field:)``: `body\u{1F}kernel`), so that `title:word` is a lexeme of its own
+///   and a phrase cannot match across fields. A search for a word in any field ORs the word's
+///   lexemes of the searched fields; the GIN index keeps one posting list per field and word,
+///   so this costs about what one untagged list would.
 /// - **CJK**: each character is a lexeme, and so is each pair of neighbouring characters
 ///   (`文件系统` gives `文 件 系 统 文件 件系 系统`). A query's CJK run matches by its pairs (every
 ///   pair must be there), then its exact text is checked in ``cjkText`` (PostgreSQL's positions
@@ -19,6 +23,12 @@ import SearchlightHistory
 ///   (``weightClass(_:maximum:)``); search ranks with `{D, C, B, A} = {0.1, 0.25, 0.5, 1}`.
 /// - **Positions** run through the fields in model order, with a gap between fields and at a
 ///   CJK break, so a phrase matches neither across fields nor across punctuation in CJK text.
+/// - **CJK text** (``cjkText``): each field that holds CJK text is one line,
+///   `\u{1E}<field>\u{1F} <tokens> ` (``cjkLine(field:tokens:)``): its folded tokens, CJK
+///   characters written together, every other neighbouring pair of tokens (words, CJK runs,
+///   breaks as `\u{1D}`) apart by one space. A query term that holds CJK text is checked
+///   there as written (`CoreData持久化` as ` coredata 持久化`), anywhere in a line, or in its
+///   field's line for `field:`.
 public struct PostgresDocument: Hashable, Sendable {
     public var source: String
     public var entity: String
@@ -29,11 +39,13 @@ public struct PostgresDocument: Hashable, Sendable {
     public var title: String?
     /// Every field's value as read, by column.
     public var fields: [String: String]
-    /// The fields other than the title, prepared and joined by newlines: the text snippets come from.
+    /// The fields other than the title that hold text, prepared and joined by newlines: the text
+    /// snippets come from.
     public var body: String
     /// The `tsvector` literal.
     public var vector: String
-    /// The CJK runs of every field, prepared, one per line: the text a CJK run is checked in.
+    /// The folded tokens of each field that holds CJK text, one line per field
+    /// (``cjkLine(field:tokens:)``): the text a query term with CJK text is checked in.
     public var cjkText: String
 
     /// The key column's value: the object id, with its storage class (`i:42`, `t:abc`, `r:8.5`,
@@ -68,38 +80,38 @@ public struct PostgresDocument: Hashable, Sendable {
         fields = values
         var builder = VectorBuilder()
         var bodies: [String] = []
-        var runs: [String] = []
+        var lines: [String] = []
         let maximum = entity.fields.map(\.weight).max() ?? 1
         for field in entity.fields {
             let prepared = analyzer.prepare(values[field.column] ?? "")
-            if field.column != titleColumn { bodies.append(prepared) }
+            if field.column != titleColumn, !prepared.isEmpty { bodies.append(prepared) }
             let label = Self.weightClass(field.weight, maximum: maximum)
-            var run = ""
+            let column = field.column.lowercased()
+            let tokens = analyzer.tokens(prepared: prepared)
             var previousCJK: String?
-            for token in analyzer.tokens(prepared: prepared) {
+            for token in tokens {
                 switch token.kind {
                 case .break:
                     builder.gap()
                     previousCJK = nil
-                    if !run.isEmpty { runs.append(run); run = "" }
                 case .word:
-                    builder.add(Self.fold(token.text), label: label)
+                    builder.add(Self.lexeme(Self.fold(token.text), field: column), label: label)
                     previousCJK = nil
-                    if !run.isEmpty { runs.append(run); run = "" }
                 case .cjk:
                     let folded = Self.fold(token.text)
-                    let position = builder.add(folded, label: label)
-                    if let previousCJK { builder.add(previousCJK + folded, label: label, at: position - 1) }
+                    let position = builder.add(Self.lexeme(folded, field: column), label: label)
+                    if let previousCJK { builder.add(Self.lexeme(previousCJK + folded, field: column), label: label, at: position - 1) }
                     previousCJK = folded
-                    run += folded
                 }
             }
-            if !run.isEmpty { runs.append(run) }
+            if tokens.contains(where: { $0.kind == .cjk }) {
+                lines.append(Self.cjkLine(field: column, tokens: tokens.map { ($0.kind == .break ? Self.breakMark : Self.fold($0.text), $0.kind) }))
+            }
             builder.gap()
         }
         body = bodies.joined(separator: "\n")
         vector = builder.literal()
-        cjkText = runs.joined(separator: "\n")
+        cjkText = lines.joined(separator: "\n")
     }
 
     /// The tsvector label of a field of weight `weight`, when the entity's largest is `maximum`.
@@ -109,6 +121,47 @@ public struct PostgresDocument: Hashable, Sendable {
         if relative >= 0.35 { return "B" }
         if relative >= 0.15 { return "C" }
         return "D"
+    }
+
+    /// The lexeme of a folded word (or CJK character, or pair) in the field `column` (lower case).
+    public static func lexeme(_ folded: String, field column: String) -> String {
+        column + "\u{1F}" + folded
+    }
+
+    /// What stands for a CJK break in ``cjkText``.
+    public static let breakMark = "\u{1D}"
+
+    /// The ``cjkText`` line of a field: `\u{1E}`, the field (``fieldTag(_:)``), `\u{1F}`, then
+    /// ``cjkSequence(_:)`` of its folded tokens between spaces.
+    public static func cjkLine(field column: String, tokens: [(String, SearchTextAnalyzer.TokenKind)]) -> String {
+        "\u{1E}" + fieldTag(column) + "\u{1F} " + cjkSequence(tokens) + " "
+    }
+
+    /// Folded tokens as ``cjkText`` writes them: CJK characters together, other neighbours apart
+    /// by one space.
+    public static func cjkSequence(_ tokens: [(String, SearchTextAnalyzer.TokenKind)]) -> String {
+        var text = ""
+        var previous: SearchTextAnalyzer.TokenKind?
+        for (token, kind) in tokens {
+            if let previous, !(previous == .cjk && kind == .cjk) { text += " " }
+            text += token
+            previous = kind
+        }
+        return text
+    }
+
+    /// A field name as ``cjkText`` lines start with it: ASCII letters, digits and `_` as they
+    /// are, every other byte as `%XX` (no CJK text a query looks for can match it).
+    public static func fieldTag(_ column: String) -> String {
+        var tag = ""
+        for byte in column.utf8 {
+            if (0x30...0x39).contains(byte) || (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) || byte == 0x5F {
+                tag.append(Character(Unicode.Scalar(byte)))
+            } else {
+                tag += String(format: "%%%02X", byte)
+            }
+        }
+        return tag
     }
 
     /// A word as a lexeme: lower case, without diacritics (queries fold their words the same way).

@@ -1,0 +1,64 @@
+import SearchlightHistory
+
+/// One matching object of a search on PostgreSQL: a local ``Searchlight/SearchHit`` and the
+/// source (database) it comes from.
+public struct PostgresSearchHit: Hashable, Sendable, Codable {
+    /// The source id of the database the object lives in.
+    public var source: String
+    /// The entity name.
+    public var entity: String
+    /// The object's primary key.
+    public var objectID: ObjectID
+    /// The value of the entity's title field (the first field if none has the title role).
+    public var title: String?
+    /// The title with the matched words between the highlight markers (`nil` when ``title`` is).
+    public var titleHighlight: String?
+    /// An excerpt of the other fields around the matches (`ts_headline`), matched words marked.
+    public var snippet: String
+    /// Relevance: higher is better (`ts_rank` with the weight classes; see ``PostgresSearch``).
+    public var score: Double
+
+    public init(source: String, entity: String, objectID: ObjectID, title: String?, titleHighlight: String?, snippet: String, score: Double) {
+        self.source = source
+        self.entity = entity
+        self.objectID = objectID
+        self.title = title
+        self.titleHighlight = titleHighlight
+        self.snippet = snippet
+        self.score = score
+    }
+}
+
+/// A page of results of a search on PostgreSQL: the local ``Searchlight/SearchResults``, with
+/// counts by source as well.
+///
+/// ``total``, ``countsByEntity`` and ``countsBySource`` count every match; ``rankedMatches``
+/// is less than ``total`` when an entity had more than
+/// ``PostgresSearch/Options/maximumRankedMatches`` matches (only its newest ones were ranked);
+/// ``isTruncated`` says the page stopped at ``PostgresSearch/Options/maximumHits``.
+public struct PostgresSearchResults: Hashable, Sendable {
+    public var total: Int
+    /// How many objects match in each requested entity (declared entities without a match count 0).
+    public var countsByEntity: [String: Int]
+    /// How many objects match in each searched source (sources without a match count 0).
+    public var countsBySource: [String: Int]
+    public var rankedMatches: Int
+    public var isTruncated: Bool
+    public var hits: [PostgresSearchHit]
+    /// How many terms of the user text were left out (beyond ``Searchlight/SearchQuery/maximumTerms``).
+    public var droppedTerms: Int
+
+    /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
+    public var isRankingCapped: Bool { rankedMatches < total }
+
+    public init(total: Int, countsByEntity: [String: Int], countsBySource: [String: Int], rankedMatches: Int,
+                isTruncated: Bool, hits: [PostgresSearchHit], droppedTerms: Int = 0) {
+        self.total = total
+        self.countsByEntity = countsByEntity
+        self.countsBySource = countsBySource
+        self.rankedMatches = rankedMatches
+        self.isTruncated = isTruncated
+        self.hits = hits
+        self.droppedTerms = droppedTerms
+    }
+}
