@@ -87,6 +87,9 @@ let package = Package(
             dependencies: [
                 "Searchlight",
                 "SearchlightHistory",
+                "SearchlightPostgres", // scenario 9
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 "SearchlightEvaluation", // the CJK recall evaluation (scenario 7)
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

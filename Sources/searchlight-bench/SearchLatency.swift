@@ -23,6 +23,11 @@ enum SearchLatency {
     /// At least 300 queries drawn deterministically from the corpus: single words from very
     /// common to rare, two- and three-word queries, phrases and prefixes.
     static func queries(_ documents: [Document]) -> [SearchQuery] {
+        queryTexts(documents).compactMap { SearchQuery(userText: $0) }
+    }
+
+    /// The user text of ``queries(_:)`` (scenario 9 sends the same text to PostgreSQL).
+    static func queryTexts(_ documents: [Document]) -> [String] {
         let (ranked, texts) = words(documents)
         var queries: [String] = []
         // 100 single words spread over the frequency ranking, the 20 most common included.
@@ -39,7 +44,7 @@ enum SearchLatency {
         }
         // 60 prefixes of two to four letters.
         queries += ranked.prefix(600).enumerated().filter { $0.offset % 10 == 0 }.map { "\($0.element.prefix(2 + $0.offset % 3))*" }
-        return queries.compactMap { SearchQuery(userText: $0) }
+        return queries
     }
 
     /// As-you-type, by the number of letters typed: `a` to `z`, then the first two, three and

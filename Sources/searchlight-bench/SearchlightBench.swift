@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 @main
-struct SearchlightBench: ParsableCommand {
+struct SearchlightBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "searchlight-bench",
         abstract: "Measures Searchlight against what users would otherwise do, side by side in one run.")
@@ -31,7 +31,7 @@ struct SearchlightBench: ParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-8, repeatable).")
+    @Option(help: "Run only these scenarios (1-9, repeatable).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -46,13 +46,19 @@ struct SearchlightBench: ParsableCommand {
     @Option(help: "Rows of about 4 KB in the verify part of scenario 8 (a quarter of them too).")
     var verifyRows = 40_000
 
+    @Option(help: "A PostgreSQL server for scenario 9 (postgres://user@host:port/database); its tables go in schemas of their own, dropped after.")
+    var postgres: String?
+
+    @Option(help: "Copies of the corpus in scenario 9's second search-latency measurement.")
+    var postgresCopies = 8
+
     @Option(help: .hidden)
     var rebuildChild: String?
 
-    func run() throws {
+    func run() async throws {
         if let rebuildChild { return try Indexing.rebuildChild(rebuildChild) }
         let documents = try Corpus.load(corpus, limit: limit)
-        let chosen = Set(scenario.isEmpty ? Array(1...8) : scenario)
+        let chosen = Set(scenario.isEmpty ? Array(1...9) : scenario)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
         var report = Report(
@@ -80,6 +86,12 @@ struct SearchlightBench: ParsableCommand {
             }
         } else if chosen.contains(7) {
             FileHandle.standardError.write(Data("scenario 7 (CJK search) skipped: no --cjk-corpus\n".utf8))
+        }
+        if let postgres, chosen.contains(9) {
+            FileHandle.standardError.write(Data("scenario 9: PostgreSQL sink…\n".utf8))
+            report.figures += try await PostgresScenario.run(documents, url: postgres, freshnessWrites: freshnessWrites, copies: postgresCopies)
+        } else if chosen.contains(9) {
+            FileHandle.standardError.write(Data("scenario 9 (PostgreSQL sink) skipped: no --postgres\n".utf8))
         }
         print(report.table())
         if let json {
