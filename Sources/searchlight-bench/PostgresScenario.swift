@@ -104,7 +104,7 @@ enum PostgresScenario {
         let template = directory.appendingPathComponent("copy-template.sqlite").path
         let templateStore = try emptySource(template)
         try write(documents.enumerated().map { ($0.offset + 1, $0.element) }, to: templateStore, rowsPerTransaction: 10_000)
-        try templateStore.databaseWriter.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        try await templateStore.databaseWriter.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         for c in 0..<copies {
             let path = directory.appendingPathComponent("copy\(c).sqlite").path
             try FileManager.default.copyItem(atPath: template, toPath: path)
@@ -201,7 +201,7 @@ enum PostgresScenario {
             for i in 0..<writes {
                 let started = clock.now
                 let word = "fresh\(i)zq"
-                try store.databaseWriter.write { db in
+                try await store.databaseWriter.write { db in
                     try db.execute(sql: "INSERT INTO docs(id, key, title, body) VALUES (?, ?, ?, ?)",
                                    arguments: [2_000_000 + i, word, word, documents[i % documents.count].body])
                 }
