@@ -216,15 +216,28 @@ public final class PostgresSink: Sendable {
         case is CommitOutcomeUnknown, is PSQLError, is ConnectionUnavailable: return true
         case let error as SearchlightError:
             if error.code == .postgresError { return !(error.message.contains("newer than this release")) }
-            if error.code == .databaseError, let code = error.databaseError?.resultCode {
-                return code == .SQLITE_BUSY || code == .SQLITE_LOCKED
+            if error.code == .databaseError, let databaseError = error.databaseError {
+                return Self.isTransient(databaseError)
             }
             return false
-        case is DatabaseError:
-            return (error as! DatabaseError).resultCode == .SQLITE_BUSY
+        case let error as DatabaseError:
+            return Self.isTransient(error)
         default:
             // NIO's channel errors (connection reset, refused…) while talking to PostgreSQL.
             return String(reflecting: type(of: error)).contains("NIO")
+        }
+    }
+
+    /// SQLite busy, or a table or column that the app's migration renamed or dropped between the
+    /// last capture check and this read: the next step checks capture again (a table gone for
+    /// good is then suspended: its documents are deleted, not read).
+    private static func isTransient(_ error: DatabaseError) -> Bool {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_SCHEMA: return true
+        case .SQLITE_ERROR:
+            let message = error.message ?? ""
+            return message.hasPrefix("no such table") || message.hasPrefix("no such column")
+        default: return false
         }
     }
 

@@ -78,7 +78,7 @@ struct SourceMigrationTests {
         if !sink.isRunning { failures.append("the following sink exited during the migrations: \(sink.stderr.suffix(800))") }
         sink.signal(SIGTERM)
         let stopped = await sink.finish(timeout: 60)
-        if stopped.status != 0 || stopped.signalled { failures.append("the sink did not exit 0 on SIGTERM: \(stopped.status) \(stopped.stderr.suffix(500))") }
+        if stopped.status != 0 || stopped.signalled { failures.append("the sink did not exit 0 on SIGTERM: \(stopped.status) \(stopped.stderr.suffix(6000))") }
 
         let once = try await source.catchUp(postgres)
         #expect(once.contains("caught up at token"), "\(once)")
