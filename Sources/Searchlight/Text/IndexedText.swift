@@ -280,6 +280,11 @@ package struct IndexedText: Hashable, Sendable {
     /// characters, which unicode61 keeps in tokens by default, separate words here: prepared
     /// text puts separators around them, so that `Apple` is found beside one.
     package static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        // ASCII: letters and digits (the general category says the same, at a higher price).
+        if scalar.value < 0x80 {
+            let value = scalar.value
+            return (0x30...0x39).contains(value) || (0x41...0x5A).contains(value) || (0x61...0x7A).contains(value)
+        }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
              .decimalNumber, .letterNumber, .otherNumber,

@@ -30,18 +30,18 @@ struct PostgresSession: Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "searchlight.postgres.client",
                                                                                           factory: { _ in SwiftLogNoOpLogHandler() }))
         let session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
+        // The client's run loop in a task of its own, cancelled (not awaited) at the end: its
+        // shutdown can hang on connections the server terminated (see ``abandoning``).
+        let runner = Task { await client.run() }
+        defer { runner.cancel() }
         do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { await client.run(); return nil }
-                defer { group.cancelAll() }
-                try await session.connect()
-                if migrate {
-                    try await PostgresSchema.migrate(session)
-                } else {
-                    try await PostgresSchema.check(session)
-                }
-                return try await body(session)
+            try await session.connect()
+            if migrate {
+                try await PostgresSchema.migrate(session)
+            } else {
+                try await PostgresSchema.check(session)
             }
+            return try await body(session)
         } catch {
             throw PostgresErrors.wrap(error, doing: "PostgreSQL at \(endpoint.displayURL)")
         }
@@ -54,15 +54,8 @@ struct PostgresSession: Sendable {
         let client = client
         let logger = logger
         do {
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
-                    return true
-                }
-                group.addTask { try await Task.sleep(for: timeout); return false }
-                let connected = try await group.next() ?? false
-                group.cancelAll()
-                if !connected { throw SearchlightError(.postgresError, "no answer within \(timeout)") }
+            try await abandoning(after: timeout, timeout: { SearchlightError(.postgresError, "no answer within \(timeout)") }) {
+                try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
             }
         } catch {
             throw SearchlightError(.postgresError, "cannot connect to PostgreSQL at \(endpoint.displayURL): \(PostgresErrors.describe(error))",
@@ -78,25 +71,11 @@ struct PostgresSession: Sendable {
         let client = client
         let acquired = AcquiredFlag()
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
-        return try await withThrowingTaskGroup(of: Optional<T>.self) { group in
-            group.addTask {
-                try await client.withConnection { connection in
-                    acquired.set()
-                    return try await body(connection)
-                }
+        return try await abandoning(after: timeout, unless: { acquired.isSet }, timeout: { ConnectionUnavailable(timeout: timeout) }) {
+            try await client.withConnection { connection in
+                acquired.set()
+                return try await body(connection)
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                if !acquired.isSet { throw ConnectionUnavailable(timeout: timeout) }
-                return nil
-            }
-            while let result = try await group.next() {
-                if let value = result {
-                    group.cancelAll()
-                    return value
-                }
-            }
-            throw ConnectionUnavailable(timeout: timeout) // not reached: the first task returns a value or throws
         }
     }
 

@@ -64,6 +64,7 @@ public struct PostgresDocument: Hashable, Sendable {
 
     /// The object id as JSON (as the local search's JSON shows it).
     public var objectJSON: String {
+        if case let .integer(value) = objectID { return String(value) }
         let data = (try? JSONEncoder().encode(objectID)) ?? Data("null".utf8)
         return String(decoding: data, as: UTF8.self)
     }
@@ -166,7 +167,12 @@ public struct PostgresDocument: Hashable, Sendable {
 
     /// A word as a lexeme: lower case, without diacritics (queries fold their words the same way).
     public static func fold(_ word: String) -> String {
-        word.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+        // ASCII (most words): lower case is all there is to do.
+        if word.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard word.utf8.contains(where: { (0x41...0x5A).contains($0) }) else { return word }
+            return String(decoding: word.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        return word.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
     }
 }
 
@@ -179,8 +185,9 @@ struct VectorBuilder {
     static let maximumLexemeBytes = 2_047
     static let maximumBytes = 900_000
 
-    private var positions: [String: [(Int, Character)]] = [:]
-    private var order: [String] = []
+    /// Each lexeme's positions and labels, in the order lexemes first appeared.
+    private var entries: [(lexeme: String, positions: [(Int, Character)])] = []
+    private var index: [String: Int] = [:]
     private var next = 1
 
     /// Adds `lexeme` at the next position (or at `position`); returns the position used.
@@ -189,9 +196,16 @@ struct VectorBuilder {
         let at = position ?? next
         if position == nil { next += 1 }
         guard !lexeme.isEmpty, lexeme.utf8.count <= Self.maximumLexemeBytes else { return at }
-        if positions[lexeme] == nil { order.append(lexeme); positions[lexeme] = [] }
-        if positions[lexeme]!.count < Self.maximumPositionsPerLexeme {
-            positions[lexeme]!.append((min(max(at, 1), Self.maximumPosition), label))
+        let slot: Int
+        if let known = index[lexeme] {
+            slot = known
+        } else {
+            slot = entries.count
+            index[lexeme] = slot
+            entries.append((lexeme, []))
+        }
+        if entries[slot].positions.count < Self.maximumPositionsPerLexeme {
+            entries[slot].positions.append((min(max(at, 1), Self.maximumPosition), label))
         }
         return at
     }
@@ -200,20 +214,31 @@ struct VectorBuilder {
     mutating func gap() { next += 1 }
 
     func literal() -> String {
-        var output = ""
-        var bytes = 0
-        for lexeme in order {
-            let escaped = lexeme.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
-            var entry = "'" + escaped + "':"
-            let list = positions[lexeme]!
+        var output: [UInt8] = []
+        output.reserveCapacity(entries.count * 16)
+        for (lexeme, positions) in entries {
+            let start = output.count
+            if !output.isEmpty { output.append(UInt8(ascii: " ")) }
+            output.append(UInt8(ascii: "'"))
+            for byte in lexeme.utf8 {
+                // Inside quotes, a backslash and a quote are escaped by a backslash, a quote also by doubling.
+                if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "'") { output.append(byte) }
+                output.append(byte)
+            }
+            output.append(UInt8(ascii: "'"))
+            output.append(UInt8(ascii: ":"))
             // One position per lexeme once the vector grows large (PostgreSQL's 1 MB limit).
-            let kept = bytes > Self.maximumBytes / 2 ? list.prefix(1) : list[...]
-            entry += kept.map { "\($0.0)\($0.1)" }.joined(separator: ",")
-            bytes += entry.utf8.count
-            if bytes > Self.maximumBytes { break }
-            if !output.isEmpty { output += " " }
-            output += entry
+            let kept = output.count > Self.maximumBytes / 2 ? positions.prefix(1) : positions[...]
+            for (offset, (position, label)) in kept.enumerated() {
+                if offset > 0 { output.append(UInt8(ascii: ",")) }
+                output.append(contentsOf: String(position).utf8)
+                output.append(UInt8(label.asciiValue ?? UInt8(ascii: "D")))
+            }
+            if output.count > Self.maximumBytes {
+                output.removeSubrange(start...)
+                break
+            }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 }

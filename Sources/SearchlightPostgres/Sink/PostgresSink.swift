@@ -92,6 +92,10 @@ public final class PostgresSink: Sendable {
     var logger: Logger { configuration.logger }
     private let reader: SinkReader
     private let decodedModel = Mutex<(json: String, model: SearchlightModel?)?>(nil)
+    /// The source's row as this sink's last batch left it: while the local checkpoint is still
+    /// that batch's token, the next step need not read the row back first (the batch's
+    /// compare-and-set still checks it under lock). Forgotten on any error or lost race.
+    private let lastApplied = Mutex<SourceRow?>(nil)
 
     /// A sink of `store` into `endpoint`. Throws `invalidArgument` for a bad source name,
     /// `unknownEntity` for a builder of an entity the model lacks. Nothing is written anywhere
@@ -189,7 +193,14 @@ public final class PostgresSink: Sendable {
     /// forever: a step still waiting after ``stepGracePeriod`` is cancelled too (whatever it
     /// left undone, the lineage check of the next run sorts out).
     private func isolatedStep(_ session: PostgresSession) async throws -> Step {
-        let task = Task { try await self.step(session) }
+        let task = Task {
+            do {
+                return try await self.step(session)
+            } catch {
+                self.lastApplied.withLock { $0 = nil } // read the row back next time
+                throw error
+            }
+        }
         return try await withTaskCancellationHandler {
             try await task.value
         } onCancel: {
@@ -256,13 +267,19 @@ public final class PostgresSink: Sendable {
         _ = try store.captureStatus() // heals capture after a migration of the app, records its gap
         let local = try store.checkpoint(for: author)
         let schema = session.schema, source = self.source, logger = self.logger
-        let row = try await session.withConnection { connection in
-            try await SourceRow.read(source, schema: schema, lock: false, connection, logger: logger)
+        let localTime = local?.transactionTimestamp?.timeIntervalSince1970
+        let cached = lastApplied.withLock { row in row.flatMap { row in local.map { row.holds($0.token.rawValue, localTime) } ?? false ? row : nil } }
+        let row: SourceRow?
+        if let cached {
+            row = cached
+        } else {
+            row = try await session.withConnection { connection in
+                try await SourceRow.read(source, schema: schema, lock: false, connection, logger: logger)
+            }
         }
         guard let row else {
             return try await resync(session, expected: nil, reason: "first sync: PostgreSQL holds no checkpoint of this source")
         }
-        let localTime = local?.transactionTimestamp?.timeIntervalSince1970
         if let local, row.holds(local.token.rawValue, localTime) {
             // The same lineage: go on from the checkpoint.
         } else if let local, row.previousToken == local.token.rawValue, SourceRow.sameTime(row.previousTimestamp, localTime),
@@ -325,8 +342,13 @@ public final class PostgresSink: Sendable {
             return deleted
         }
         guard let deleted else {
+            lastApplied.withLock { $0 = nil }
             logger.info("source \(source): another sink applied the batch after token \(row.token) first; following it")
             return Step()
+        }
+        lastApplied.withLock {
+            $0 = SourceRow(token: batch.batch.token.rawValue, tokenTimestamp: batch.tokenTimestamp, previousToken: row.token,
+                           previousTimestamp: row.tokenTimestamp, batchDigest: batch.digest, modelJSON: row.modelJSON, resyncs: row.resyncs)
         }
         try configuration.faults.afterPostgresCommit?(batch.batch.token)
         try await saveLocalCheckpoint(batch.batch.token)

@@ -138,10 +138,15 @@ enum SinkDocuments {
 
     /// The `fields` column: the values by column as a JSON object, keys sorted.
     static func fieldsJSON(_ document: PostgresDocument) -> String {
+        String(decoding: (try? encoder.encode(document.fields)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// One encoder for every document (its options never change; encoding is thread-safe).
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(document.fields)) ?? Data("{}".utf8), as: UTF8.self)
-    }
+        return encoder
+    }()
 }
 
 extension SearchlightError {

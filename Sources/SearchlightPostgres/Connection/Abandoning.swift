@@ -1,0 +1,64 @@
+import Synchronization
+
+/// Runs `operation` in a task of its own and returns what it returns; but if `isReady()` is
+/// still false after `limit` (or the caller is cancelled), throws `timeout()` (or
+/// `CancellationError`) **without waiting for it**: the task is cancelled and left to end by
+/// itself.
+///
+/// A task group would wait for its children, and a postgres-nio client whose connections the
+/// server terminated can leave a lease or a shutdown that never ends: waiting for it would hang
+/// the sink, and SIGTERM with it. Abandoning such a task leaks it, which is the lesser harm.
+func abandoning<T: Sendable>(after limit: Duration, unless isReady: @escaping @Sendable () -> Bool = { false },
+                             timeout: @escaping @Sendable () -> any Error,
+                             _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let task = Task { try await operation() }
+    let outcome = OnceContinuation<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            outcome.set(continuation)
+            Task {
+                do { outcome.resume(.success(try await task.value)) } catch { outcome.resume(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                if !isReady(), outcome.resume(.failure(timeout())) { task.cancel() }
+            }
+        }
+    } onCancel: {
+        if outcome.resume(.failure(CancellationError())) { task.cancel() }
+    }
+}
+
+/// A continuation resumed once, by whichever comes first; a result that comes before the
+/// continuation is set is kept for it.
+private final class OnceContinuation<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var resumed = false
+    }
+    private let state = Mutex(State())
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) {
+        let early = state.withLock { state -> Result<T, any Error>? in
+            if let result = state.result { return result }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    /// Resumes with `result` if nothing did before; returns whether this call did.
+    @discardableResult
+    func resume(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, first) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Bool) in
+            guard !state.resumed else { return (nil, false) }
+            state.resumed = true
+            state.result = result
+            defer { state.continuation = nil }
+            return (state.continuation, true)
+        }
+        continuation?.resume(with: result)
+        return first
+    }
+}
