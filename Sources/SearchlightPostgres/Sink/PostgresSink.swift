@@ -165,8 +165,23 @@ public final class PostgresSink: Sendable {
                 // hands out another one.
                 try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
                     try self.store.registerConsumer(self.author, required: true)
-                    let updates = self.store.historyUpdates() // subscribe first: no commit after the backlog is missed
-                    var iterator = updates.makeAsyncIterator()
+                    // Woken by each commit (subscribed first: no commit after the backlog is missed),
+                    // and every few seconds anyway: a notification lost to a broken file watch
+                    // delays a batch, never strands it.
+                    let updates = self.store.historyUpdates()
+                    let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                    let forwarder = Task {
+                        for await _ in updates { wake.yield() }
+                        wake.finish()
+                    }
+                    let ticker = Task {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: Self.idleCheckInterval)
+                            wake.yield()
+                        }
+                    }
+                    defer { forwarder.cancel(); ticker.cancel() }
+                    var iterator = wakeups.makeAsyncIterator()
                     while !Task.isCancelled {
                         let step = try await self.isolatedStep(session)
                         let token = progress.succeeded(step)
@@ -210,6 +225,9 @@ public final class PostgresSink: Sendable {
             }
         }
     }
+
+    /// How often a following sink that heard of no commit checks for one anyway.
+    static let idleCheckInterval: Duration = .seconds(2)
 
     /// How long a cancelled run waits for the step in flight.
     static let stepGracePeriod: Duration = .seconds(10)
