@@ -32,6 +32,9 @@ public struct PostgresEndpoint: Sendable {
         guard let user = components.user, !user.isEmpty else {
             throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": it names no user (postgres://USER@host/database)")
         }
+        if let port = components.port, !(1...65_535).contains(port) {
+            throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": port \(port) is not between 1 and 65535")
+        }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         let password = components.password ?? environment["PGPASSWORD"]
         var tls = PostgresClient.Configuration.TLS.disable
@@ -41,7 +44,11 @@ public struct PostgresEndpoint: Sendable {
             case ("sslmode", "disable"): tls = .disable
             case ("sslmode", "prefer"), ("sslmode", "allow"): tls = .prefer(.makeClientConfiguration())
             case ("sslmode", "require"), ("sslmode", "verify-ca"), ("sslmode", "verify-full"): tls = .require(.makeClientConfiguration())
-            case let ("schema", name) where !name.isEmpty && name.utf8.count <= 63: schema = name
+            case let ("schema", name):
+                guard !name.isEmpty, name.utf8.count <= 63, !name.utf8.contains(0) else {
+                    throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": schema= needs a name of 1 to 63 bytes")
+                }
+                schema = name
             default:
                 throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": unknown option \(item.name)=\(item.value ?? "")")
             }

@@ -55,6 +55,9 @@ public struct PostgresDocument: Hashable, Sendable {
     public static func key(_ id: ObjectID) -> String {
         switch id {
         case let .integer(value): "i:\(value)"
+        // PostgreSQL's text holds no NUL: a text key with one is written as its UTF-8 in hex, under
+        // a prefix of its own (`T:`), so that two keys that differ after a NUL stay two documents.
+        case let .text(value) where value.utf8.contains(0): "T:" + value.utf8.map { String(format: "%02X", $0) }.joined()
         case let .text(value): "t:\(value)"
         case let .real(value):
             if let integer = Int64(exactly: value) { "i:\(integer)" } else { "r:\(value)" }
@@ -65,6 +68,12 @@ public struct PostgresDocument: Hashable, Sendable {
     /// The object id as JSON (as the local search's JSON shows it).
     public var objectJSON: String {
         if case let .integer(value) = objectID { return String(value) }
+        // jsonb holds no NUL either: for display, a NUL in a text key shows as U+2400 (␀); the
+        // key itself is ``objectKey``.
+        if case let .text(value) = objectID, value.utf8.contains(0) {
+            let shown = ObjectID.text(String(value.unicodeScalars.map { $0 == "\0" ? "\u{2400}" : Character($0) }))
+            return String(decoding: (try? JSONEncoder().encode(shown)) ?? Data("null".utf8), as: UTF8.self)
+        }
         let data = (try? JSONEncoder().encode(objectID)) ?? Data("null".utf8)
         return String(decoding: data, as: UTF8.self)
     }

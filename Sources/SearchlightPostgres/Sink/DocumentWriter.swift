@@ -21,7 +21,11 @@ struct DocumentWriter: Sendable {
     /// ON CONFLICT (source, entity, object_key) DO UPDATE SET object_id = excluded.object_id, …
     /// ```
     func upsert(_ documents: some Collection<PostgresDocument>, _ connection: PostgresConnection) async throws {
-        var rest = documents[...]
+        // One row per key (the last wins): SQLite hands out TEXT keys cut at a NUL, so two keys
+        // that differ only after one arrive as one key, which a statement may not upsert twice.
+        var seen = Set<String>()
+        let unique = Array(documents.reversed().filter { seen.insert($0.entity + "\u{0}" + $0.objectKey).inserted }.reversed())
+        var rest = unique[...]
         while !rest.isEmpty {
             let chunk = rest.prefix(Self.chunkSize)
             rest = rest.dropFirst(chunk.count)

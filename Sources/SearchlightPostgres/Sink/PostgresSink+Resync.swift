@@ -29,6 +29,19 @@ extension PostgresSink {
     /// COMMIT;
     /// ```
     func resync(_ session: PostgresSession, expected: SourceRow?, reason: String) async throws -> Step {
+        do {
+            return try await resync(session, expected: expected, reason: reason, deduplicating: false)
+        } catch let error as PSQLError where PostgresErrors.sqlState(error) == "23505" {
+            // Two rows with one key: TEXT keys that differ only after a NUL, which SQLite hands
+            // out cut at the NUL. Copy into a temporary table and keep one row per key.
+            logger.warning("source \(source): the snapshot holds two rows with one key (TEXT keys that differ only after a NUL character); keeping one of each")
+            return try await resync(session, expected: expected, reason: reason, deduplicating: true)
+        }
+    }
+
+    /// ``resync(_:expected:reason:)``; `deduplicating` copies into a temporary table first and
+    /// inserts one row per key from it.
+    private func resync(_ session: PostgresSession, expected: SourceRow?, reason: String, deduplicating: Bool) async throws -> Step {
         let schema = session.schema, source = self.source, logger = self.logger, path = self.store.databaseWriter.path
         let store = self.store, builders = configuration.documentBuilders
         let result = try await session.transaction { connection -> (HistoryToken, Int)? in
@@ -43,6 +56,10 @@ extension PostgresSink {
             }
             try await connection.query("DELETE FROM \(unescaped: schema).documents WHERE source = \(source)", logger: logger)
             try await connection.query("SET LOCAL search_path TO \(unescaped: schema)", logger: logger)
+            let target = deduplicating ? "searchlight_snapshot" : "documents"
+            if deduplicating {
+                try await connection.query("CREATE TEMPORARY TABLE searchlight_snapshot (LIKE documents) ON COMMIT DROP", logger: logger)
+            }
 
             let channel = SnapshotChannel<SnapshotPart>(capacity: 2)
             let producer = Task {
@@ -54,7 +71,7 @@ extension PostgresSink {
             var count = 0
             var head: (token: HistoryToken, timestamp: Double?, modelJSON: String)?
             do {
-                try await connection.copyFrom(table: "documents", columns: DocumentWriter.copyColumns, format: .text(.init()), logger: logger) { writer in
+                try await connection.copyFrom(table: target, columns: DocumentWriter.copyColumns, format: .text(.init()), logger: logger) { writer in
                     for await part in channel.elements {
                         switch part {
                         case let .head(token, timestamp, modelJSON):
@@ -72,6 +89,14 @@ extension PostgresSink {
                 throw error
             }
             try await producer.value // the read's own error, if it failed
+            if deduplicating {
+                let rows = try await connection.query("""
+                    INSERT INTO documents SELECT DISTINCT ON (entity, object_key) * FROM searchlight_snapshot
+                    ORDER BY entity, object_key RETURNING 1
+                    """, logger: logger)
+                count = 0
+                for try await _ in rows { count += 1 }
+            }
             guard let head else { throw SearchlightError(.databaseError, "the snapshot of \(path) ended before its head was read") }
             try await connection.query("""
                 UPDATE \(unescaped: schema).sources SET token = \(head.token.rawValue), token_timestamp = \(head.timestamp),

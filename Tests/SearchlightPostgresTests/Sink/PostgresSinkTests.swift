@@ -45,4 +45,25 @@ struct PostgresSinkTests {
         let third = try await sink.runOnce()
         #expect(third.batches == 0 && third.resyncs == 0 && third.token == second.token)
     }
+
+    /// SQLite hands out TEXT keys cut at a NUL: two keys that differ only after one arrive as
+    /// one. The sink keeps one document for them (as the local index does) and never stops: a
+    /// batch holding both, and a first sync of a source holding both, succeed.
+    @Test func textKeysThatDifferOnlyAfterANulNeitherStopTheSinkNorItsFirstSync() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("nulkeys")
+        try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO people(uuid, name) VALUES ('plain', 'Ada')") }
+        let sink = try makeSink(store, url)
+        _ = try await sink.runOnce()
+        try await store.write(author: "app") { db in
+            try db.execute(sql: "INSERT INTO people(uuid, name) VALUES (CAST(x'00616200' AS TEXT), 'first'), (CAST(x'0078' AS TEXT), 'second')")
+        }
+        let incremental = try await sink.runOnce()
+        #expect(incremental.batches == 1)
+        let fresh = try await makeSink(store, url, source: "s2").runOnce()
+        #expect(fresh.resyncs == 1 && fresh.upserted >= 2)
+        let again = try await sink.runOnce()
+        #expect(again.token == (try store.currentToken()))
+    }
 }
