@@ -20,9 +20,12 @@ package enum Output {
     }
 
     /// One line on stderr.
+    /// The command's name as it was run (`searchlight`, `searchlight-postgres`), for messages.
+    package static let commandName = URL(fileURLWithPath: CommandLine.arguments.first ?? "searchlight").lastPathComponent
+
     package static func error(_ message: String) {
         let line = message.replacingOccurrences(of: "\n", with: " ")
-        FileHandle.standardError.write(Data("searchlight: error: \(line)\n".utf8))
+        FileHandle.standardError.write(Data("\(commandName): error: \(line)\n".utf8))
     }
 
     package static func note(_ message: String) {

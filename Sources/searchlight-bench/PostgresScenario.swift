@@ -159,22 +159,21 @@ enum PostgresScenario {
     }
 
     /// What a user would write by hand: one multi-row upsert per transaction.
-    static func rawUpsert(_ documents: [PostgresDocument], schema: String, _ connection: PostgresConnection) async throws {
+    static func rawUpsert(_ documents: [PostgresDocument], schema name: String, _ connection: PostgresConnection) async throws {
         let logger = Logger(label: "bench")
         let encoder = JSONEncoder()
         let fields = documents.map { String(decoding: (try? encoder.encode($0.fields)) ?? Data("{}".utf8), as: UTF8.self) }
-        let table = PostgresSchema.quoted(schema) + ".documents"
-        let query: PostgresQuery = """
-            INSERT INTO \(unescaped: table) (source, entity, object_key, object_id, title, fields, body, cjk, vector, token)
+        let schema = PostgresSchema.quoted(name)
+        try await connection.query("BEGIN", logger: logger)
+        try await connection.query("""
+            INSERT INTO \(unescaped: schema).documents (source, entity, object_key, object_id, title, fields, body, cjk, vector, token)
             SELECT s, e, k, o::jsonb, t, f::jsonb, b, c, v::tsvector, n
             FROM unnest(\(documents.map(\.source)), \(documents.map(\.entity)), \(documents.map(\.objectKey)), \(documents.map(\.objectJSON)),
                         \(documents.map { $0.title ?? "" }), \(fields), \(documents.map(\.body)), \(documents.map(\.cjkText)),
                         \(documents.map(\.vector)), \(documents.map(\.token))) AS u(s, e, k, o, t, f, b, c, v, n)
             ON CONFLICT (source, entity, object_key) DO UPDATE SET object_id = excluded.object_id, title = excluded.title,
                 fields = excluded.fields, body = excluded.body, cjk = excluded.cjk, vector = excluded.vector, token = excluded.token
-            """
-        try await connection.query("BEGIN", logger: logger)
-        try await connection.query(query, logger: logger)
+            """, logger: logger)
         try await connection.query("COMMIT", logger: logger)
     }
 
@@ -270,8 +269,9 @@ enum PostgresScenario {
 
     static func dropSchemas(_ url: String, _ schemas: [String]) async throws {
         try await withClient(try PostgresEndpoint(url: url)) { client in
-            for schema in schemas {
-                try await client.query("DROP SCHEMA IF EXISTS \(unescaped: PostgresSchema.quoted(schema)) CASCADE")
+            for name in schemas {
+                let schema = PostgresSchema.quoted(name)
+                try await client.query("DROP SCHEMA IF EXISTS \(unescaped: schema) CASCADE")
             }
         }
     }

@@ -29,6 +29,40 @@ func abandoning<T: Sendable>(after limit: Duration, unless isReady: @escaping @S
     }
 }
 
+/// Awaits `task`, but gives up on it (cancelling it and leaving it to end by itself) when
+/// `isStalled()` holds at one of the checks every `interval`, or `grace` after the caller is
+/// cancelled.
+func awaitUnlessStalled<T: Sendable>(_ task: Task<T, any Error>, checkingEvery interval: Duration,
+                                     isStalled: @escaping @Sendable () -> Bool, stalled: @escaping @Sendable () -> any Error,
+                                     grace: Duration) async throws -> T {
+    let outcome = OnceContinuation<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            outcome.set(continuation)
+            Task {
+                do { outcome.resume(.success(try await task.value)) } catch { outcome.resume(.failure(error)) }
+            }
+            Task {
+                while !outcome.isResumed {
+                    try? await Task.sleep(for: interval)
+                    if isStalled(), outcome.resume(.failure(stalled())) { task.cancel() }
+                }
+            }
+        }
+    } onCancel: {
+        Task {
+            try? await Task.sleep(for: grace)
+            if outcome.resume(.failure(CancellationError())) { task.cancel() }
+        }
+    }
+}
+
+/// A step made no progress for `limit`.
+struct StepStalled: Error, CustomStringConvertible {
+    var limit: Duration
+    var description: String { "no progress for \(limit): the step was given up, and the session starts over" }
+}
+
 /// A continuation resumed once, by whichever comes first; a result that comes before the
 /// continuation is set is kept for it.
 private final class OnceContinuation<T: Sendable>: Sendable {
@@ -47,6 +81,8 @@ private final class OnceContinuation<T: Sendable>: Sendable {
         }
         if let early { continuation.resume(with: early) }
     }
+
+    var isResumed: Bool { state.withLock { $0.resumed } }
 
     /// Resumes with `result` if nothing did before; returns whether this call did.
     @discardableResult

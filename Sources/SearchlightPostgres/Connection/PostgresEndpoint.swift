@@ -18,6 +18,9 @@ public struct PostgresEndpoint: Sendable {
     public var schema: String
     /// The URL without its password, for messages and logs.
     public var displayURL: String
+    /// `sslmode=` as parsed (a first direct connection rebuilds its TLS settings from it).
+    enum TLSMode: Sendable { case disable, prefer, require }
+    let tlsMode: TLSMode
 
     /// Parses a `postgres://` or `postgresql://` URL. Throws `invalidArgument` with one line that
     /// says what is wrong.
@@ -38,12 +41,13 @@ public struct PostgresEndpoint: Sendable {
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         let password = components.password ?? environment["PGPASSWORD"]
         var tls = PostgresClient.Configuration.TLS.disable
+        var tlsMode = TLSMode.disable
         var schema = "searchlight"
         for item in components.queryItems ?? [] {
             switch (item.name, item.value ?? "") {
-            case ("sslmode", "disable"): tls = .disable
-            case ("sslmode", "prefer"), ("sslmode", "allow"): tls = .prefer(.makeClientConfiguration())
-            case ("sslmode", "require"), ("sslmode", "verify-ca"), ("sslmode", "verify-full"): tls = .require(.makeClientConfiguration())
+            case ("sslmode", "disable"): (tls, tlsMode) = (.disable, .disable)
+            case ("sslmode", "prefer"), ("sslmode", "allow"): (tls, tlsMode) = (.prefer(.makeClientConfiguration()), .prefer)
+            case ("sslmode", "require"), ("sslmode", "verify-ca"), ("sslmode", "verify-full"): (tls, tlsMode) = (.require(.makeClientConfiguration()), .require)
             case let ("schema", name):
                 guard !name.isEmpty, name.utf8.count <= 63, !name.utf8.contains(0) else {
                     throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": schema= needs a name of 1 to 63 bytes")
@@ -58,6 +62,7 @@ public struct PostgresEndpoint: Sendable {
         configuration.options.connectTimeout = .seconds(10)
         self.configuration = configuration
         self.schema = schema
+        self.tlsMode = tlsMode
         displayURL = Self.redacted(text)
     }
 

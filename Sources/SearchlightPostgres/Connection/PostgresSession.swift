@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
 import PostgresNIO
 import SearchlightHistory
 import Synchronization
@@ -17,6 +20,9 @@ struct PostgresSession: Sendable {
     let client: PostgresClient
     let endpoint: PostgresEndpoint
     let logger: Logger
+    /// When the session last made progress (a connection handed out or given back, a chunk of a
+    /// snapshot sent): a sink gives up on a step that made none for a while.
+    let progress = ProgressClock()
 
     /// The quoted schema name, for statements.
     var schema: String { PostgresSchema.quoted(endpoint.schema) }
@@ -53,14 +59,57 @@ struct PostgresSession: Sendable {
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
         let client = client
         let logger = logger
+        let probe = probe
         do {
             try await abandoning(after: timeout, timeout: { SearchlightError(.postgresError, "no answer within \(timeout)") }) {
+                try await probe()
                 try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
             }
         } catch {
             throw SearchlightError(.postgresError, "cannot connect to PostgreSQL at \(endpoint.displayURL): \(PostgresErrors.describe(error))",
                                    underlyingError: error)
         }
+    }
+
+    /// One direct connection, closed at once: a refused connection, an unknown host, a wrong
+    /// password or database is told right away and by name (the pool would retry quietly until
+    /// the timeout).
+    @Sendable private func probe() async throws {
+        let pool = endpoint.configuration
+        guard let host = pool.host, let port = pool.port else { return }
+        let tls: PostgresConnection.Configuration.TLS
+        switch endpoint.tlsMode {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        let configuration = PostgresConnection.Configuration(host: host, port: port, username: pool.username, password: pool.password,
+                                                             database: pool.database, tls: tls)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+        } catch let error as PSQLError where error.serverInfo == nil {
+            if let underlying = error.underlying as? NIOConnectionError { throw Self.reason(underlying, host: host) }
+            throw error
+        }
+    }
+
+    /// What went wrong connecting, in a few words.
+    private static func reason(_ error: NIOConnectionError, host: String) -> SearchlightError {
+        if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
+            return SearchlightError(.postgresError, "unknown host \(host)", underlyingError: error)
+        }
+        let reasons = Set(error.connectionErrors.map { failure -> String in
+            if let io = failure.error as? IOError {
+                switch io.errnoCode {
+                case ECONNREFUSED: return "connection refused"
+                case ENETUNREACH, EHOSTUNREACH: return "host unreachable"
+                default: return String(cString: strerror(io.errnoCode))
+                }
+            }
+            return "\(failure.error)"
+        })
+        return SearchlightError(.postgresError, reasons.sorted().joined(separator: ", "), underlyingError: error)
     }
 
     /// A connection of the pool for `body`, within the connect timeout: a pool whose connections
@@ -72,8 +121,10 @@ struct PostgresSession: Sendable {
         let acquired = AcquiredFlag()
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
         return try await abandoning(after: timeout, unless: { acquired.isSet }, timeout: { ConnectionUnavailable(timeout: timeout) }) {
-            try await client.withConnection { connection in
+            try await client.withConnection { [progress] connection in
                 acquired.set()
+                progress.touch()
+                defer { progress.touch() }
                 return try await body(connection)
             }
         }
@@ -101,6 +152,14 @@ struct PostgresSession: Sendable {
             return result
         }
     }
+}
+
+/// The last instant something made progress.
+final class ProgressClock: Sendable {
+    private let last = Mutex(ContinuousClock.now)
+    func touch() { last.withLock { $0 = .now } }
+    /// How long since the last progress.
+    var age: Duration { ContinuousClock.now - last.withLock { $0 } }
 }
 
 /// Whether a connection was handed out (set once, from the pool's task).

@@ -78,6 +78,7 @@ extension PostgresSink {
                             head = (token, timestamp, modelJSON)
                         case let .lines(buffer, lines):
                             try await writer.write(buffer)
+                            session.progress.touch()
                             count += lines
                         }
                         channel.consumed()

@@ -205,9 +205,13 @@ public final class PostgresSink: Sendable {
 
     /// One step, in a task of its own: cancelling the caller lets the step in flight finish
     /// (its PostgreSQL transaction commits or rolls back, its checkpoint is saved), but not
-    /// forever: a step still waiting after ``stepGracePeriod`` is cancelled too (whatever it
-    /// left undone, the lineage check of the next run sorts out).
+    /// forever: a step still waiting after ``stepGracePeriod`` is cancelled too. A step whose
+    /// session made no progress for ``stallLimit`` (a query on a connection the server dropped
+    /// that postgres-nio never fails) is given up, cancelled and left to end by itself: the
+    /// error starts a new session. Whatever a given-up step left undone, the lineage check of
+    /// the next one sorts out.
     private func isolatedStep(_ session: PostgresSession) async throws -> Step {
+        session.progress.touch()
         let task = Task {
             do {
                 return try await self.step(session)
@@ -216,15 +220,13 @@ public final class PostgresSink: Sendable {
                 throw error
             }
         }
-        return try await withTaskCancellationHandler {
-            try await task.value
-        } onCancel: {
-            Task {
-                try? await Task.sleep(for: Self.stepGracePeriod)
-                task.cancel()
-            }
-        }
+        let limit = Self.stallLimit
+        return try await awaitUnlessStalled(task, checkingEvery: .seconds(1), isStalled: { session.progress.age > limit },
+                                            stalled: { StepStalled(limit: limit) }, grace: Self.stepGracePeriod)
     }
+
+    /// How long a step may go without progress before it is given up.
+    static let stallLimit: Duration = .seconds(60)
 
     /// How often a following sink that heard of no commit checks for one anyway.
     static let idleCheckInterval: Duration = .seconds(2)
@@ -242,7 +244,7 @@ public final class PostgresSink: Sendable {
     /// anything else (the database replaced, uninstalled, not a database…) ends the run.
     private func isRetryable(_ error: any Error) -> Bool {
         switch error {
-        case is CommitOutcomeUnknown, is PSQLError, is ConnectionUnavailable: return true
+        case is CommitOutcomeUnknown, is PSQLError, is ConnectionUnavailable, is StepStalled: return true
         case let error as SearchlightError:
             if error.code == .postgresError { return !(error.message.contains("newer than this release")) }
             if error.code == .databaseError, let databaseError = error.databaseError {
