@@ -30,6 +30,18 @@ enum PostgresScenario {
         let rawURL = url + (url.contains("?") ? "&" : "?") + "schema=bench_raw_\(tag)"
         let copiesURL = url + (url.contains("?") ? "&" : "?") + "schema=bench_copies_\(tag)"
 
+        // (Profiling the sink: freshness alone, on a small source.)
+        if ProcessInfo.processInfo.environment["SEARCHLIGHT_BENCH_POSTGRES_FRESHNESS_ONLY"] != nil {
+            let path = directory.appendingPathComponent("fresh.sqlite").path
+            let store = try emptySource(path)
+            try write(documents.prefix(Int(ProcessInfo.processInfo.environment["SEARCHLIGHT_BENCH_POSTGRES_FRESHNESS_ONLY"] ?? "") ?? 2_000).enumerated().map { ($0.offset + 1, $0.element) }, to: store)
+            var configuration = PostgresSink.Configuration()
+            configuration.source = "source-0"
+            _ = try await PostgresSink(store: store, endpoint: try PostgresEndpoint(url: sinkURL), configuration: configuration).runOnce()
+            let figures = try await freshness(documents, store: store, path: path, url: sinkURL, writes: freshnessWrites)
+            try? await dropSchemas(url, ["bench_sink_\(tag)"])
+            return figures
+        }
         // Throughput: 8 sources at once, incremental (history → PostgreSQL).
         var stores: [HistoryStore] = []
         var sinks: [PostgresSink] = []
