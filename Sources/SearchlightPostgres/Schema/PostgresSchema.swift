@@ -24,9 +24,12 @@
 ///     vector tsvector NOT NULL,           -- GIN-indexed
 ///     token bigint NOT NULL)              -- the history token of the last change applied
 /// ```
+///
+/// Version 2 keeps planner statistics only for the columns queries filter on (source, entity,
+/// vector, token): `ANALYZE` then skips sorting samples of long texts nobody filters by.
 public enum PostgresSchema {
     /// The schema version this release creates and reads.
-    public static let currentVersion = 1
+    public static let currentVersion = 2
 
     /// The statements of each version, in order (`%S` stands for the quoted schema name).
     static let migrations: [[String]] = [
@@ -67,6 +70,13 @@ public enum PostgresSchema {
             )
             """,
             "CREATE INDEX documents_vector ON %S.documents USING gin (vector)",
+        ],
+        [
+            """
+            ALTER TABLE %S.documents ALTER COLUMN object_key SET STATISTICS 0, ALTER COLUMN object_id SET STATISTICS 0,
+                ALTER COLUMN title SET STATISTICS 0, ALTER COLUMN fields SET STATISTICS 0,
+                ALTER COLUMN body SET STATISTICS 0, ALTER COLUMN cjk SET STATISTICS 0
+            """,
         ],
     ]
 

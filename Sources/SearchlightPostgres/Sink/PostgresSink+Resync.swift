@@ -113,6 +113,7 @@ extension PostgresSink {
             logger.info("source \(source): another sink changed its checkpoint first; checking again")
             return Step()
         }
+        recordWritten(count)
         try await saveLocalCheckpointAfterResync(token)
         logger.notice("source \(source): loaded a snapshot of \(count) documents at token \(token) (\(reason))")
         return Step(upserted: count, resyncs: 1, token: token)

@@ -96,6 +96,9 @@ public final class PostgresSink: Sendable {
     /// that batch's token, the next step need not read the row back first (the batch's
     /// compare-and-set still checks it under lock). Forgotten on any error or lost race.
     private let lastApplied = Mutex<SourceRow?>(nil)
+    /// Documents written since the last look at the table's statistics (see
+    /// ``refreshStatisticsIfNeeded(_:)``).
+    let unanalyzedWrites = Mutex(0)
 
     /// A sink of `store` into `endpoint`. Throws `invalidArgument` for a bad source name,
     /// `unknownEntity` for a builder of an entity the model lacks. Nothing is written anywhere
@@ -323,6 +326,7 @@ public final class PostgresSink: Sendable {
             if !sameModel(model, row) {
                 return try await resync(session, expected: row, reason: "the model changed")
             }
+            await refreshStatisticsIfNeeded(session)
             return Step(caughtUp: true, token: head)
         case let .batch(batch):
             if !sameModel(batch.model, row) {
@@ -370,6 +374,7 @@ public final class PostgresSink: Sendable {
             $0 = SourceRow(token: batch.batch.token.rawValue, tokenTimestamp: batch.tokenTimestamp, previousToken: row.token,
                            previousTimestamp: row.tokenTimestamp, batchDigest: batch.digest, modelJSON: row.modelJSON, resyncs: row.resyncs)
         }
+        recordWritten(batch.upserts.count + deleted)
         try configuration.faults.afterPostgresCommit?(batch.batch.token)
         try await saveLocalCheckpoint(batch.batch.token)
         logger.debug("source \(source): applied tokens \(batch.batch.previousToken)…\(batch.batch.token) (\(batch.upserts.count) upserted, \(deleted) deleted)")

@@ -1,0 +1,115 @@
+import Foundation
+import GRDB
+import Logging
+import PostgresNIO
+import SearchlightHistory
+import SearchlightPostgres
+import SearchlightTestSupport
+import Testing
+
+/// A sink that loaded many documents leaves PostgreSQL able to plan searches over them: the
+/// table analyzed and the GIN index's pending list merged, instead of waiting up to a minute
+/// for autovacuum (meanwhile the planner scans a source's documents one by one).
+@Suite(.enabled(if: PostgresTestServer.isAvailable, PostgresTestServer.skipReason))
+struct SinkStatisticsTests {
+    func makeSink(_ store: HistoryStore, _ url: String) throws -> PostgresSink {
+        var configuration = PostgresSink.Configuration()
+        configuration.source = "s1"
+        return try PostgresSink(store: store, endpoint: PostgresEndpoint(url: url), configuration: configuration)
+    }
+
+    func insertNotes(_ range: ClosedRange<Int>, into store: HistoryStore) async throws {
+        try await store.write(author: "app") { db in
+            for i in range {
+                try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)",
+                               arguments: [i, "note \(i)", "words for note \(i) about kernels, pipes and shells"])
+            }
+        }
+    }
+
+    /// `last_analyze` of the documents table, and the pages `gin_clean_pending_list` still finds.
+    func statistics(_ url: String) async throws -> (analyzed: Bool, pendingPages: Int64) {
+        let schema = PostgresSchema.quoted(try PostgresEndpoint(url: url).schema)
+        return try await PostgresTestServer.withClient(url) { client in
+            var analyzed = false, pending: Int64 = -1
+            for try await value in try await client.query("""
+                SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass(\(schema + ".documents"))
+                """).decode(Bool.self) { analyzed = value }
+            for try await value in try await client.query("""
+                SELECT gin_clean_pending_list(to_regclass(\(schema + ".documents_vector")))
+                """).decode(Int64.self) { pending = value }
+            return (analyzed, pending)
+        }
+    }
+
+    @Test func aFirstSyncOfThousandsOfDocumentsLeavesTheTableAnalyzedAndThePendingListMerged() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("analyzed")
+        try await insertNotes(1...2_500, into: store)
+        let report = try await makeSink(store, url).runOnce()
+        #expect(report.resyncs == 1 && report.upserted == 2_500)
+        let after = try await statistics(url)
+        #expect(after.analyzed)
+        #expect(after.pendingPages == 0)
+    }
+
+    @Test func batchesOfThousandsOfDocumentsLeaveTheTableAnalyzed() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("batches")
+        let sink = try makeSink(store, url)
+        _ = try await sink.runOnce()
+        for start in stride(from: 1, to: 2_500, by: 100) { try await insertNotes(start...(start + 99), into: store) }
+        let report = try await sink.runOnce()
+        #expect(report.upserted == 2_500 && report.resyncs == 0)
+        let after = try await statistics(url)
+        #expect(after.analyzed)
+        #expect(after.pendingPages == 0)
+    }
+
+    /// Analyzing is upkeep after bulk loads, not a cost of every small batch.
+    @Test func aFewDocumentsDoNotAnalyze() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("few")
+        try await insertNotes(1...20, into: store)
+        _ = try await makeSink(store, url).runOnce()
+        #expect(try await statistics(url).analyzed == false)
+    }
+
+    /// A schema the previous release created (version 1) is migrated: the long texts nobody
+    /// filters by get no planner statistics.
+    @Test func aVersionOneSchemaMigratesToKeepNoStatisticsOfLongTexts() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("v1")
+        let schema = PostgresSchema.quoted(try PostgresEndpoint(url: url).schema)
+        try await insertNotes(1...5, into: store)
+        let sink = try makeSink(store, url)
+        _ = try await sink.runOnce()
+        // Back to what version 1 left.
+        try await PostgresTestServer.withClient(url) { client in
+            try await client.query("""
+                ALTER TABLE \(unescaped: schema).documents ALTER COLUMN body SET STATISTICS -1, ALTER COLUMN cjk SET STATISTICS -1
+                """)
+            try await client.query("UPDATE \(unescaped: schema).meta SET value = '1' WHERE key = 'schema_version'")
+        }
+        try await insertNotes(6...6, into: store)
+        _ = try await sink.runOnce()
+        let (version, targets) = try await PostgresTestServer.withClient(url) { client in
+            var version = "", targets: [String: Int] = [:]
+            for try await value in try await client.query("SELECT value FROM \(unescaped: schema).meta WHERE key = 'schema_version'").decode(String.self) {
+                version = value
+            }
+            for try await (name, target) in try await client.query("""
+                SELECT attname::text, COALESCE(attstattarget, -1)::int FROM pg_attribute
+                WHERE attrelid = to_regclass(\(schema + ".documents")) AND attnum > 0 AND NOT attisdropped
+                """).decode((String, Int).self) { targets[name] = target }
+            return (version, targets)
+        }
+        #expect(version == String(PostgresSchema.currentVersion))
+        #expect(targets["body"] == 0 && targets["cjk"] == 0 && targets["title"] == 0)
+        #expect(targets["vector"] == -1 && targets["source"] == -1)
+    }
+}
