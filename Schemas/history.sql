@@ -76,3 +76,12 @@ CREATE TABLE "searchlight_consumer" (
 CREATE INDEX "searchlight_replaced_nocase" ON "searchlight_replaced"("entity_id", "object_id" COLLATE NOCASE, "tombstone");
 
 CREATE INDEX "searchlight_replaced_rtrim" ON "searchlight_replaced"("entity_id", "object_id" COLLATE RTRIM, "tombstone");
+
+-- The rows a REPLACE may delete for colliding on a unique key other than the primary key,
+-- kept by the capture triggers between a statement row's BEFORE and AFTER triggers (history
+-- schema version 3). A handful of rows at most.
+CREATE TABLE "searchlight_conflict" (
+  "entity_id" INTEGER NOT NULL,
+  "object_id" NOT NULL,
+  "tombstone" TEXT
+);

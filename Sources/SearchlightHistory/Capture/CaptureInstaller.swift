@@ -141,8 +141,25 @@ package struct CaptureInstaller {
                     interrupted = true
                 }
             }
-            let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation)
+            let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation,
+                                                  uniqueKeys: entry.uniqueKeys, separateRowid: entry.separateRowid)
+            if knownIDs[entry.entity.name] != nil {
+                // The watch for rows a REPLACE deletes through another unique key (the app added
+                // or changed one, or capture was installed by a release without it): until now
+                // such deletes could have gone unrecorded.
+                // (A unique key dropped, or an unchanged one, needs no resync.)
+                if let predicate = rendered.collisionPredicate {
+                    let watched = rendered.statements.filter { $0.name.contains("_collide") }.allSatisfy { current[$0.name] != nil }
+                    if !watched || !(current["searchlight_\(id)_insert_collides"]?.sql.contains(predicate) ?? false) { interrupted = true }
+                }
+            }
             for (name, sql) in rendered.statements { wanted[name] = sql }
+            // The triggers of one event fire newest first, and the replaced row's delete must be
+            // recorded before the insert that replaced it: an entity's triggers are created
+            // together, in the order of their names, or not at all.
+            if rendered.statements.contains(where: { current[$0.name]?.sql != $0.sql }) {
+                recreate.formUnion(rendered.statements.map(\.name))
+            }
             let ours = rendered.statements.compactMap { current[$0.name]?.rowid }
             let newestOfTheApp = try Row.fetchAll(db, sql: """
                 SELECT "name", "rowid" FROM "sqlite_master" WHERE "type" = 'trigger' AND "tbl_name" = ? COLLATE NOCASE

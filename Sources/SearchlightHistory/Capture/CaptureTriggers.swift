@@ -26,6 +26,7 @@ package struct CaptureTriggers {
     /// - `{{changed}}`: true when a tracked column changed (`OLD."c" IS NOT NEW."c" OR …`)
     /// - `{{updated_columns}}`: a JSON array of the columns that changed
     /// - `{{old_tombstone}}`, `{{row_tombstone}}`: a JSON object of the `preserveOnDelete` values
+    /// - `{{key_and_tracked}}`: the key and the tracked columns, for `UPDATE OF`
     /// - `{{replaced_is_new}}`, `{{replaced_is_old}}`: a scratch row of `searchlight_replaced`
     ///   holds the key `NEW."k"` (or `OLD."k"`), compared with the key column's collation (so
     ///   that `'A'` replacing `'a'` in a NOCASE key finds the row it replaced). The key is
@@ -47,6 +48,14 @@ package struct CaptureTriggers {
     -- cleanup runs (deleting it here on every insert cost single-row writes 8%). Scratch keys
     -- compare with the key column's collation, and without its affinity (+NEW."k"), so that
     -- the scratch table's primary key or its NOCASE or RTRIM index finds them.
+    -- Cost: a trigger whose condition is false still costs its frame, so the update triggers
+    -- name their columns (UPDATE OF): an update of columns the model does not track runs none.
+    -- The common path writes with INSERT … VALUES: an INSERT … SELECT reads searchlight_log
+    -- (the token) and so goes through a temporary B-tree on every row. The triggers that need
+    -- one (_insert_replaced, _rekey_replaced) run only when a scratch row says a row was
+    -- replaced. SQLite fires the triggers of one event newest first, and the installer creates
+    -- an entity's triggers together in the order of their names, so the replaced row's delete
+    -- is recorded before the insert that replaced it.
 
     CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
     WHEN {{not_open}}
@@ -64,20 +73,25 @@ package struct CaptureTriggers {
 
     CREATE TRIGGER "searchlight_{{id}}_insert" AFTER INSERT ON {{table}}
     BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
-        WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id")
         VALUES ({{token}}, 1, {{id}}, NEW.{{key}});
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_insert_replaced" AFTER INSERT ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
+    BEGIN
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
+        WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE OF {{key_and_tracked}} ON {{table}}
     WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
     BEGIN
       {{open_transaction}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE OF {{key}} ON {{table}}
     WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
       AND EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY)
     BEGIN
@@ -87,28 +101,32 @@ package struct CaptureTriggers {
         WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY;
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE OF {{key_and_tracked}} ON {{table}}
     WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY AND ({{changed}})
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns")
         VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}});
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE OF {{key}} ON {{table}}
     WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
+    BEGIN
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}), ({{token}}, 1, {{id}}, NEW.{{key}}, NULL);
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_rekey_replaced" AFTER UPDATE OF {{key}} ON {{table}}
+    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
+      AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
         SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
         WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}), ({{token}}, 1, {{id}}, NEW.{{key}}, NULL);
-      -- Two statements, not one with OR: SQLite 3.40.1 answers that OR through the BINARY primary
-      -- key even when the comparison is NOCASE, and misses the row.
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE OF {{key_and_tracked}} ON {{table}}
     WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY
       AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
@@ -130,9 +148,78 @@ package struct CaptureTriggers {
 
     """#
 
+    /// The triggers installed, in addition to ``template``, on a table where a REPLACE can
+    /// delete a row other than the one of the written key: one with a UNIQUE constraint or
+    /// index besides its primary key (`INSERT OR REPLACE INTO users(email, …)`, the classic
+    /// upsert by natural key, deletes the row that held the email), or a rowid table whose key
+    /// is not the rowid (`INSERT OR REPLACE INTO t(rowid, …)`). SQLite fires no delete trigger
+    /// for such a row (unless the writer turned `recursive_triggers` on), so the BEFORE
+    /// trigger keeps the rows the written values would collide with, and the AFTER trigger
+    /// records a delete for each that is gone. Placeholders as in ``template``, plus:
+    /// - `{{collides_with_new}}`: true for a row of the table, other than the written one,
+    ///   holding the values of one of the table's unique keys that `NEW` holds (a superset of
+    ///   the rows a REPLACE deletes: a partial index's condition is left out; the AFTER trigger
+    ///   records only the rows that are gone)
+    /// - `{{unique_columns}}`: the columns of those keys, for `UPDATE OF`
+    /// - `{{open_transaction_select}}`: ``openTransactionSelect``
+    ///
+    /// The candidates live in `searchlight_conflict`, emptied for the entity before each
+    /// statement row that has any and after it (and by the next such BEFORE trigger, after an
+    /// `INSERT OR IGNORE` whose AFTER trigger never ran).
+    package static let conflictTemplate = #"""
+    -- On a table with a unique key besides its primary key: the rows a REPLACE deletes for
+    -- holding NEW's values of that key, which SQLite deletes without firing a delete trigger.
+
+    CREATE TRIGGER "searchlight_{{id}}_insert_collides" BEFORE INSERT ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}})
+      OR EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
+    BEGIN
+      DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
+      INSERT INTO "searchlight_conflict"("entity_id", "object_id", "tombstone")
+        SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_insert_collided" AFTER INSERT ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
+    BEGIN
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        SELECT {{token}}, 3, {{id}}, "c"."object_id", "c"."tombstone" FROM "searchlight_conflict" AS "c"
+        WHERE "c"."entity_id" = {{id}} AND NOT EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = "c"."object_id");
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}}
+        AND "object_id" IN (SELECT "object_id" FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
+      DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_update_collides" BEFORE UPDATE OF {{unique_columns}} ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}})
+      OR EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
+    BEGIN
+      DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
+      INSERT INTO "searchlight_conflict"("entity_id", "object_id", "tombstone")
+        SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}}
+        WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}};
+      -- An update of no tracked column opened no transaction: open one for the deletes.
+      {{open_transaction_select}}
+        WHERE {{not_open}} AND NOT (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
+          AND EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_update_collided" AFTER UPDATE OF {{unique_columns}} ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
+    BEGIN
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
+        SELECT {{token}}, 3, {{id}}, "c"."object_id", "c"."tombstone" FROM "searchlight_conflict" AS "c"
+        WHERE "c"."entity_id" = {{id}} AND NOT EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = "c"."object_id");
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}}
+        AND "object_id" IN (SELECT "object_id" FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
+      DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
+    END;
+
+    """#
+
     /// The version of ``template``: a store opened on a database whose triggers are older
     /// reinstalls them from the stored model.
-    package static let version = 5
+    package static let version = 6
 
     /// The token of the transaction a trigger records into: the newest log row's.
     static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
@@ -151,6 +238,14 @@ package struct CaptureTriggers {
             VALUES (\(nextTokenExpression), \(nextTokenExpression), \(LogRowType.transactionHeader.rawValue), (julianday('now') - 2440587.5) * 86400.0)
         """
 
+    /// ``openTransactionStatement`` as an `INSERT … SELECT`, for a trigger that opens a
+    /// transaction only under a condition (a `WHERE` follows). Reading `searchlight_log` in the
+    /// SELECT costs a temporary B-tree: only rare paths use it.
+    static let openTransactionSelect = """
+        INSERT INTO "searchlight_log"("id", "token", "type", "timestamp")
+            SELECT \(nextTokenExpression), \(nextTokenExpression), \(LogRowType.transactionHeader.rawValue), (julianday('now') - 2440587.5) * 86400.0
+        """
+
     /// The next token: above every log row that exists or that cleanup ever deleted, so
     /// tokens are never reused (without AUTOINCREMENT, whose `sqlite_sequence` update would
     /// cost every write another page).
@@ -158,14 +253,33 @@ package struct CaptureTriggers {
         (SELECT max(coalesce(max("id"), 0), coalesce((SELECT "value" FROM "searchlight_meta" WHERE "key" = \#(SQLQuoting.literal(MetaKey.purgedThroughToken.rawValue))), 0)) + 1 FROM "searchlight_log")
         """#
 
+    /// A column of a unique key, with the collation its index compares it with (`BINARY`,
+    /// `NOCASE` or `RTRIM`).
+    package struct UniqueColumn: Hashable, Sendable {
+        package var name: String
+        package var collation: String
+        package init(name: String, collation: String) {
+            self.name = name
+            self.collation = collation
+        }
+    }
+
     /// The trigger statements of one entity, keyed by trigger name.
     package struct Rendered {
         package var statements: [(name: String, sql: String)]
+        /// The condition that picks the rows a REPLACE may delete through another unique key;
+        /// nil when the table has none (and no ``conflictTemplate`` triggers).
+        package var collisionPredicate: String?
     }
 
     /// Renders the triggers of `entity`, whose id is `entityID`, recording updates of
     /// `trackedColumns`; `keyCollation` is the key column's collation (`BINARY`, `NOCASE`, `RTRIM`).
-    package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String], keyCollation: String = "BINARY") -> Rendered {
+    ///
+    /// `uniqueKeys` are the table's unique keys besides its primary key (each its columns and
+    /// their built-in collations) and `separateRowid` says the table has a rowid that is not its
+    /// key: either adds ``conflictTemplate``'s triggers.
+    package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String], keyCollation: String = "BINARY",
+                               uniqueKeys: [[UniqueColumn]] = [], separateRowid: Bool = false) -> Rendered {
         let key = SQLQuoting.identifier(entity.primaryKey)
         // BINARY keys keep the plain comparison, which the scratch table's primary key serves.
         let collate = keyCollation.uppercased() == "BINARY" ? "" : " COLLATE \(SQLQuoting.identifier(keyCollation))"
@@ -192,9 +306,25 @@ package struct CaptureTriggers {
                     + "ELSE \(value) END"
             }.joined(separator: ", ") + ")"
         }
-        let sql = renderTemplate(template, [
+        let keyAndTracked = ([entity.primaryKey] + tracked).map(SQLQuoting.identifier).joined(separator: ", ")
+        var collisions: [String] = uniqueKeys.filter { !$0.isEmpty }.map { columns -> String in
+            "(" + columns.map { column -> String in
+                let c = SQLQuoting.identifier(column.name)
+                return "\(c) = NEW.\(c) COLLATE \(column.collation.uppercased())"
+            }.joined(separator: " AND ") + ")"
+        }
+        var uniqueColumns: [String] = []
+        for column in uniqueKeys.joined() where !uniqueColumns.contains(where: { $0.caseInsensitiveCompare(column.name) == .orderedSame }) {
+            uniqueColumns.append(column.name)
+        }
+        if separateRowid {
+            collisions.append(#""rowid" = NEW."rowid""#)
+            uniqueColumns.append("rowid")
+        }
+        let sql = renderTemplate(collisions.isEmpty ? template : template + conflictTemplate, [
             "token": tokenExpression,
             "open_transaction": openTransactionStatement,
+            "open_transaction_select": openTransactionSelect,
             "not_open": notOpenCondition,
             "changed": changed,
             "updated_columns": updatedColumns,
@@ -205,6 +335,9 @@ package struct CaptureTriggers {
             "replaced_is_new": "\"object_id\" = +NEW.\(key)\(collate)",
             "replaced_is_old": "\"object_id\" = +OLD.\(key)\(collate)",
             "id": String(entityID),
+            "key_and_tracked": keyAndTracked,
+            "collides_with_new": collisions.joined(separator: " OR "),
+            "unique_columns": uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
         ])
         let statements = sql.components(separatedBy: "\nEND;")
             .map { $0.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n") }
@@ -215,7 +348,7 @@ package struct CaptureTriggers {
             // CREATE TRIGGER "searchlight_<id>_<kind>" …
             let name = statement.split(separator: "\"", maxSplits: 2)[1]
             return (String(name), statement)
-        })
+        }, collisionPredicate: collisions.isEmpty ? nil : collisions.joined(separator: " OR "))
     }
 
     /// Substitutes `{{name}}` placeholders in one pass, so that a substituted value (a hostile

@@ -8,6 +8,12 @@ struct EntitySchemaCheck {
     var entity: SearchlightModel.Entity
     var tracked: [String]
     var keyCollation: String
+    /// The table's unique keys besides its primary key that the capture triggers watch (see
+    /// ``CaptureTriggers/conflictTemplate``).
+    var uniqueKeys: [[CaptureTriggers.UniqueColumn]] = []
+    /// The table has a rowid that is not its key (a rowid table whose key is not an INTEGER
+    /// PRIMARY KEY): an `INSERT OR REPLACE` naming the rowid can delete another row.
+    var separateRowid = false
 
     static func tableExists(_ table: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: """
@@ -82,6 +88,40 @@ struct EntitySchemaCheck {
         // Indexed fields are always tracked: an update of one that history did not record would
         // never reach the index.
         let tracked = try trackedColumns(entity).map { try resolve($0, "tracked column") }
-        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation)
+        let unique = try uniqueKeys(entity.table, db)
+        let rowid = try hasSeparateRowid(entity.table, columns: columns, db)
+        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation, uniqueKeys: unique, separateRowid: rowid)
+    }
+
+    /// The unique keys of `table` besides its primary key (UNIQUE constraints and unique
+    /// indexes, partial ones included), each as its columns and their collations. A key on an
+    /// expression, or compared with a collation the application defines (which another
+    /// process's writer would not have), is left out: its collisions are not recorded.
+    static func uniqueKeys(_ table: String, _ db: Database) throws -> [[CaptureTriggers.UniqueColumn]] {
+        let indexes = try String.fetchAll(db, sql: """
+            SELECT "name" FROM pragma_index_list(?) WHERE "unique" = 1 AND "origin" <> 'pk' ORDER BY "name"
+            """, arguments: [table])
+        var keys: [[CaptureTriggers.UniqueColumn]] = []
+        for index in indexes {
+            let columns = try Row.fetchAll(db, sql: """
+                SELECT "cid", "name", "coll" FROM pragma_index_xinfo(?) WHERE "key" = 1 ORDER BY "seqno"
+                """, arguments: [index])
+            guard !columns.isEmpty, columns.allSatisfy({ ($0["cid"] as Int) >= 0 && ["BINARY", "NOCASE", "RTRIM"].contains(($0["coll"] as String? ?? "BINARY").uppercased()) }) else { continue }
+            let key = columns.map { CaptureTriggers.UniqueColumn(name: $0["name"], collation: ($0["coll"] as String? ?? "BINARY").uppercased()) }
+            if !keys.contains(key) { keys.append(key) }
+        }
+        return keys
+    }
+
+    /// Whether `table` is a rowid table whose key is not its rowid, and no column hides the
+    /// rowid's name.
+    static func hasSeparateRowid(_ table: String, columns: [String], _ db: Database) throws -> Bool {
+        if columns.contains(where: { ["rowid", "oid", "_rowid_"].contains($0.lowercased()) }) { return false }
+        // A WITHOUT ROWID table has no rowid to select.
+        guard (try? db.makeStatement(sql: "SELECT \"rowid\" FROM \(SQLQuoting.identifier(table)) LIMIT 0")) != nil else { return false }
+        // An INTEGER PRIMARY KEY is the rowid, and has no index of its own.
+        return try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM pragma_index_list(?) WHERE "origin" = 'pk')
+            """, arguments: [table]) ?? false
     }
 }

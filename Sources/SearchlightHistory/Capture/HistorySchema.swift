@@ -75,12 +75,24 @@ package enum HistorySchema {
             CREATE INDEX "searchlight_replaced_rtrim" ON "searchlight_replaced"("entity_id", "object_id" COLLATE RTRIM, "tombstone")
             """,
         ],
+        // Version 3: the rows a REPLACE may delete for colliding on a unique key other than the
+        // primary key (CaptureTriggers.conflictTemplate), kept between a statement row's BEFORE
+        // and AFTER triggers. A handful of rows at most: no index.
+        [
+            """
+            CREATE TABLE "searchlight_conflict" (
+              "entity_id" INTEGER NOT NULL,
+              "object_id" NOT NULL,
+              "tombstone" TEXT
+            )
+            """,
+        ],
     ]
 
     package static var currentVersion: Int { migrations.count }
 
     /// The tables the migrations create, in the order ``uninstall(_:)`` drops them.
-    package static let tables = ["searchlight_replaced", "searchlight_consumer", "searchlight_log", "searchlight_entity", "searchlight_meta"]
+    package static let tables = ["searchlight_conflict", "searchlight_replaced", "searchlight_consumer", "searchlight_log", "searchlight_entity", "searchlight_meta"]
 
     /// Whether `name`, of an object of `type`, is one Searchlight gives its objects: a history
     /// table or one of its indexes, a capture trigger (`searchlight_<entity id>_<kind>`, of the
@@ -108,6 +120,7 @@ package enum HistorySchema {
     static let triggerKinds: Set<String> = [
         "insert_opens", "insert_replaces", "insert", "update_opens", "rekey_replaces", "update", "rekey",
         "update_clears", "delete_opens", "delete", "before_insert",
+        "insert_replaced", "rekey_replaced", "insert_collides", "insert_collided", "update_collides", "update_collided",
     ]
 
     /// The indexes of `searchlight_replaced` (history schema version 2).

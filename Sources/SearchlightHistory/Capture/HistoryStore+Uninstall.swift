@@ -55,6 +55,7 @@ extension HistoryStore {
     /// SQL it runs:
     /// ```sql
     /// DROP TRIGGER "searchlight_1_insert"; -- each trigger named searchlight_*
+    /// DROP TABLE "searchlight_conflict";
     /// DROP TABLE "searchlight_replaced";
     /// DROP TABLE "searchlight_consumer";
     /// DROP TABLE "searchlight_log";

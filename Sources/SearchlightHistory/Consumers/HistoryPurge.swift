@@ -51,6 +51,7 @@ package struct HistoryPurge {
         // was ignored) is stale, and holds values of a replaced row: delete them too.
         try dbPool.write { db in
             try db.execute(sql: #"DELETE FROM "searchlight_replaced""#)
+            try db.execute(sql: #"DELETE FROM "searchlight_conflict""#)
             if found.bound > (try HistoryLog.purgedThrough(db)) { try Meta.set(db, .purgedThroughToken, found.bound) }
             if let newestTime = found.newestTime, newestTime > (try Meta.get(db, .purgedThroughTimestamp, as: Double.self) ?? 0) {
                 try Meta.set(db, .purgedThroughTimestamp, newestTime)

@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+import Testing
+@testable import SearchlightHistory
+import SearchlightTestSupport
+
+/// A REPLACE that collides on a unique key other than the primary key deletes the row that
+/// held it, and SQLite fires no delete trigger for that row (unless the writer turned
+/// `recursive_triggers` on). `INSERT OR REPLACE INTO users(email, name)` on a table keyed by an
+/// autoincrementing id (the classic upsert by natural key) deleted the old id unrecorded: its
+/// document stayed in the index forever. Each test writes from the `sqlite3` shell, a foreign
+/// process, and checks history against the rows.
+struct UniqueKeyReplaceTests {
+    func open(_ schema: String, preserve: [String] = []) throws -> (TestDatabase, HistoryStore) {
+        let database = try TestDatabase(schema: schema)
+        let model = try SearchlightModel(entities: [
+            SearchlightModel.Entity(name: "User", table: "users", primaryKey: "id",
+                                    fields: [SearchlightModel.Field(column: "name")], preserveOnDelete: preserve),
+        ])
+        return (database, try database.openStore(model: model))
+    }
+
+    /// (type, object id) of the changes after `token`.
+    func changes(_ store: HistoryStore, after token: HistoryToken) throws -> [String] {
+        try store.fetchChanges(.after(token)).map { "\($0.type) \($0.objectID)" }
+    }
+
+    @Test func anInsertOrReplaceByAUniqueColumnRecordsTheDeleteOfTheRowItDisplaced() throws {
+        let (db, store) = try open("CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT);", preserve: ["name"])
+        _ = try db.shell("INSERT INTO users(id, email, name) VALUES (1, 'ada@example.com', 'Ada'), (2, 'bob@example.com', 'Bob');")
+        let start = try store.currentToken()
+        _ = try db.shell("INSERT OR REPLACE INTO users(email, name) VALUES ('ada@example.com', 'Ada L.');")
+        let recorded = try store.fetchChanges(.after(start))
+        #expect(recorded.map { "\($0.type) \($0.objectID)" } == ["delete \(ObjectID.integer(1))", "insert \(ObjectID.integer(3))"])
+        #expect(recorded.first?.tombstone == ["name": "Ada".databaseValue])
+    }
+
+    @Test func updateOrReplaceOfAUniqueColumnRecordsTheDisplacedRow() throws {
+        let (db, store) = try open("CREATE TABLE users(id TEXT PRIMARY KEY, email TEXT UNIQUE, name TEXT) WITHOUT ROWID;")
+        _ = try db.shell("INSERT INTO users VALUES ('a', 'ada@example.com', 'Ada'), ('b', 'bob@example.com', 'Bob');")
+        let start = try store.currentToken()
+        _ = try db.shell("UPDATE OR REPLACE users SET email = 'ada@example.com' WHERE id = 'b';")
+        let recorded = try changes(store, after: start)
+        #expect(recorded == ["delete \(ObjectID.text("a"))"])
+        #expect(try db.shell("SELECT group_concat(id) FROM users;").trimmingCharacters(in: .whitespacesAndNewlines) == "b")
+    }
+
+    /// A unique key of two columns, compared NOCASE by its index; a column that replaces on
+    /// conflict by its own declaration (a plain INSERT then replaces); a partial unique index.
+    @Test func everyKindOfUniqueKeyIsWatched() throws {
+        let (db, store) = try open("""
+            CREATE TABLE users(id INTEGER PRIMARY KEY, first TEXT, last TEXT, handle TEXT UNIQUE ON CONFLICT REPLACE, code TEXT, name TEXT);
+            CREATE UNIQUE INDEX users_names ON users(first COLLATE NOCASE, last);
+            CREATE UNIQUE INDEX users_code ON users(code) WHERE code IS NOT NULL;
+            """)
+        _ = try db.shell("""
+            INSERT INTO users(id, first, last, handle, code, name) VALUES
+              (1, 'Ada', 'Lovelace', 'ada', 'A', 'one'), (2, 'Bob', 'Smith', 'bob', 'B', 'two'), (3, 'Cy', 'Young', 'cy', 'C', 'three');
+            """)
+        let start = try store.currentToken()
+        _ = try db.shell("""
+            INSERT OR REPLACE INTO users(id, first, last, name) VALUES (10, 'ADA', 'Lovelace', 'ten');
+            INSERT INTO users(id, handle, name) VALUES (11, 'bob', 'eleven');
+            INSERT OR REPLACE INTO users(id, code, name) VALUES (12, 'C', 'twelve');
+            INSERT OR REPLACE INTO users(id, first, last, name) VALUES (13, 'Ada', 'Other', 'thirteen');
+            """)
+        #expect(try changes(store, after: start) == [
+            "delete \(ObjectID.integer(1))", "insert \(ObjectID.integer(10))",
+            "delete \(ObjectID.integer(2))", "insert \(ObjectID.integer(11))",
+            "delete \(ObjectID.integer(3))", "insert \(ObjectID.integer(12))",
+            "insert \(ObjectID.integer(13))",
+        ])
+    }
+
+    /// A rowid table keyed by TEXT: an `INSERT OR REPLACE` naming the rowid of another row
+    /// deletes that row.
+    @Test func aReplaceNamingTheRowidOfAnotherRowRecordsItsDelete() throws {
+        let (db, store) = try open("CREATE TABLE users(id TEXT PRIMARY KEY, name TEXT);")
+        _ = try db.shell("INSERT INTO users(rowid, id, name) VALUES (5, 'a', 'Ada');")
+        let start = try store.currentToken()
+        _ = try db.shell("INSERT OR REPLACE INTO users(rowid, id, name) VALUES (5, 'b', 'Bob');")
+        #expect(try changes(store, after: start) == ["delete \(ObjectID.text("a"))", "insert \(ObjectID.text("b"))"])
+        let moved = try store.currentToken()
+        _ = try db.shell("INSERT INTO users(rowid, id, name) VALUES (6, 'c', 'Cy'); UPDATE OR REPLACE users SET rowid = 6 WHERE id = 'b';")
+        #expect(try changes(store, after: moved) == ["insert \(ObjectID.text("c"))", "delete \(ObjectID.text("c"))"])
+    }
+
+    /// Ignored and failed statements leave nothing a later statement would record.
+    @Test func ignoredAndUpsertedCollisionsRecordNothingFalse() throws {
+        let (db, store) = try open("CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT);")
+        _ = try db.shell("INSERT INTO users(id, email, name) VALUES (1, 'ada@example.com', 'Ada');")
+        let start = try store.currentToken()
+        _ = try db.shell("""
+            INSERT OR IGNORE INTO users(id, email, name) VALUES (2, 'ada@example.com', 'ignored');
+            INSERT INTO users(id, email, name) VALUES (3, 'ada@example.com', 'x') ON CONFLICT(email) DO UPDATE SET name = 'Ada 2';
+            INSERT INTO users(id, email, name) VALUES (4, 'new@example.com', 'New');
+            DELETE FROM users WHERE id = 4;
+            INSERT INTO users(id, email, name) VALUES (5, 'five@example.com', 'Five');
+            """)
+        #expect((try? db.shell("INSERT INTO users(id, email, name) VALUES (6, 'ada@example.com', 'fails');")) == nil)
+        #expect(try changes(store, after: start) == [
+            "update \(ObjectID.integer(1))", "insert \(ObjectID.integer(4))", "delete \(ObjectID.integer(4))", "insert \(ObjectID.integer(5))",
+        ])
+        #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM searchlight_conflict") } == 0)
+    }
+
+    /// A unique index the app adds to a captured table: the next heal watches it, and records a
+    /// capture gap (a REPLACE in between could have gone unrecorded), so consumers resync.
+    @Test func aUniqueIndexAddedByTheAppIsWatchedAfterAGap() throws {
+        let (db, store) = try open("CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT, name TEXT);")
+        _ = try db.shell("INSERT INTO users(id, email, name) VALUES (1, 'ada@example.com', 'Ada');")
+        #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE '%collide%'") } == 0)
+        _ = try db.shell("CREATE UNIQUE INDEX users_email ON users(email);")
+        _ = try store.captureStatus()
+        #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE '%collide%'") } == 4)
+        #expect(try store.dbPool.read { try Meta.get($0, .resyncThroughToken, as: Int64.self) } != nil)
+        let start = try store.currentToken()
+        _ = try db.shell("INSERT OR REPLACE INTO users(id, email, name) VALUES (2, 'ada@example.com', 'Ada 2');")
+        #expect(try changes(store, after: start) == ["delete \(ObjectID.integer(1))", "insert \(ObjectID.integer(2))"])
+    }
+}
