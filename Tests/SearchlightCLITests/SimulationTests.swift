@@ -7,7 +7,8 @@ import Testing
 
 /// The randomized, seeded, multi-process simulation (in the manner of Jepsen and
 /// of FoundationDB's simulation testing): writer processes hammer four tables (INTEGER, NOCASE
-/// TEXT, BLOB and REAL keys, one WITHOUT ROWID) with every kind of write, while the driver, at
+/// TEXT, BLOB and REAL keys, one WITHOUT ROWID; two with a UNIQUE title, which a REPLACE
+/// taking another row's title displaces) with every kind of write, while the driver, at
 /// random moments, migrates the schema (GRDB `DatabaseMigrator` remakes, `RENAME TO`,
 /// `RENAME COLUMN`, `ADD`/`DROP COLUMN`, `DROP TABLE`, tables created again), installs changed
 /// models, and runs `index`, `watch`, `reindex`, `verify --repair`, `cleanup` (by hand, and an
@@ -25,17 +26,17 @@ import Testing
 /// reduced form in `swift test` runs 40 s; the long form is in the README).
 @Suite(.serialized) struct SimulationTests {
     static let schema = """
-        CREATE TABLE notes(k INTEGER PRIMARY KEY, title TEXT, body TEXT, extra TEXT);
+        CREATE TABLE notes(k INTEGER PRIMARY KEY, title TEXT UNIQUE, body TEXT, extra TEXT);
         CREATE TABLE tags(k TEXT PRIMARY KEY COLLATE NOCASE, title TEXT, body TEXT, extra TEXT);
-        CREATE TABLE blobs(k BLOB PRIMARY KEY NOT NULL, title TEXT, body TEXT, extra TEXT) WITHOUT ROWID;
+        CREATE TABLE blobs(k BLOB PRIMARY KEY NOT NULL, title TEXT UNIQUE, body TEXT, extra TEXT) WITHOUT ROWID;
         CREATE TABLE reals(k REAL PRIMARY KEY, title TEXT, body TEXT, extra TEXT);
         """
     static let tables = ["notes", "tags", "blobs", "reals"]
     /// The definition of each table (for remakes and re-creations).
     static let definitions: [String: String] = [
-        "notes": "(k INTEGER PRIMARY KEY, title TEXT, body TEXT, extra TEXT)",
+        "notes": "(k INTEGER PRIMARY KEY, title TEXT UNIQUE, body TEXT, extra TEXT)",
         "tags": "(k TEXT PRIMARY KEY COLLATE NOCASE, title TEXT, body TEXT, extra TEXT)",
-        "blobs": "(k BLOB PRIMARY KEY NOT NULL, title TEXT, body TEXT, extra TEXT) WITHOUT ROWID",
+        "blobs": "(k BLOB PRIMARY KEY NOT NULL, title TEXT UNIQUE, body TEXT, extra TEXT) WITHOUT ROWID",
         "reals": "(k REAL PRIMARY KEY, title TEXT, body TEXT, extra TEXT)",
     ]
 

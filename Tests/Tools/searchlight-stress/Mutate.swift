@@ -6,7 +6,7 @@ import SearchlightTestSupport
 
 /// The simulation's writer: random inserts, updates, deletes, REPLACE, UPSERT, key changes and
 /// `UPDATE OR REPLACE` on the simulation's four tables (INTEGER, NOCASE TEXT, BLOB and REAL
-/// keys), half through `HistoryStore.write` and half as a foreign writer would. Every word it
+/// keys), REPLACE of another row's title (UNIQUE on two of them), half through `HistoryStore.write` and half as a foreign writer would. Every word it
 /// writes is unique. It logs, per committed write: `word W` for each word written, and
 /// `token T` for a `HistoryStore.write` that changed tracked columns (history must hold it, or
 /// record a gap after it). The host app's migrations make some writes fail (a table being
@@ -39,7 +39,7 @@ struct Mutate: ParsableCommand {
             let key = Self.key(table, Int(random.next() % 30), &random)
             let other = Self.key(table, Int(random.next() % 30), &random)
             let word = "w\(writer)x\(seed % 1000)n\(counter)"
-            let operation = Int(random.next() % 10)
+            let operation = Int(random.next() % 12)
             let throughAPI = random.next() % 2 == 0
             let quoted = "\"\(table)\""
             let (sql, arguments, tracked): (String, StatementArguments, Bool) = switch operation {
@@ -52,7 +52,12 @@ struct Mutate: ParsableCommand {
             case 6: ("DELETE FROM \(quoted) WHERE k = ?", [key], true)
             case 7: ("UPDATE \(quoted) SET k = ?, title = ? WHERE k = ?", [other, word, key], true)
             case 8: ("UPDATE OR REPLACE \(quoted) SET k = ?, title = ? WHERE k = ?", [other, word, key], true)
-            default: ("INSERT OR IGNORE INTO \(quoted)(k, title, body) VALUES (?, ?, 'ignored')", [key, word], true)
+            case 9: ("INSERT OR IGNORE INTO \(quoted)(k, title, body) VALUES (?, ?, 'ignored')", [key, word], true)
+            // Another row's title: on a table whose title is UNIQUE, the REPLACE deletes that row
+            // (SQLite fires no delete trigger for it). No new word; the update may change nothing
+            // tracked (a row given its own title), so it logs no token.
+            case 10: ("INSERT OR REPLACE INTO \(quoted)(k, title, body) SELECT ?, title, 'displaced' FROM \(quoted) WHERE k = ?", [key, other], true)
+            default: ("UPDATE OR REPLACE \(quoted) SET title = (SELECT title FROM \(quoted) WHERE k = ?) WHERE k = ?", [other, key], false)
             }
             let started = Date()
             do {
