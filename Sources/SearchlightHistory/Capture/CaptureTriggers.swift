@@ -50,10 +50,10 @@ package struct CaptureTriggers {
     -- the scratch table's primary key or its NOCASE or RTRIM index finds them.
     -- Cost: a trigger whose condition is false still costs its frame, so the update triggers
     -- name their columns (UPDATE OF): an update of columns the model does not track runs none.
-    -- The common path writes with INSERT … VALUES: an INSERT … SELECT reads searchlight_log
-    -- (the token) and so goes through a temporary B-tree on every row. The triggers that need
-    -- one (_insert_replaced, _rekey_replaced) run only when a scratch row says a row was
-    -- replaced. SQLite fires the triggers of one event newest first, and the installer creates
+    -- Rows go into searchlight_log with INSERT … VALUES: an INSERT … SELECT reads
+    -- searchlight_log (the token) and so goes through a temporary B-tree on every row. A
+    -- replaced row's delete (_insert_replaced, _rekey_replaced, run only when a scratch row
+    -- says a row was replaced) reads the one scratch row of the key in two subqueries. SQLite fires the triggers of one event newest first, and the installer creates
     -- an entity's triggers together in the order of their names, so the replaced row's delete
     -- is recorded before the insert that replaced it.
 
@@ -81,8 +81,9 @@ package struct CaptureTriggers {
     WHEN EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
-        WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
+        VALUES ({{token}}, 3, {{id}},
+          (SELECT "object_id" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}),
+          (SELECT "tombstone" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}));
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE OF {{key_and_tracked}} ON {{table}}
@@ -121,8 +122,9 @@ package struct CaptureTriggers {
       AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        SELECT {{token}}, 3, {{id}}, "object_id", "tombstone" FROM "searchlight_replaced"
-        WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
+        VALUES ({{token}}, 3, {{id}},
+          (SELECT "object_id" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}),
+          (SELECT "tombstone" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}));
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
