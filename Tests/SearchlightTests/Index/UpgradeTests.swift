@@ -130,4 +130,39 @@ import SearchlightTestSupport
         #expect(try Indexer(store: store).verify().isConsistent)
         _ = db
     }
+
+    /// Made by the build before capture triggers v6 (triggers version 5, history schema 2):
+    /// users(id INTEGER PRIMARY KEY, email UNIQUE, name) and notes, `searchlight init`, then by
+    /// the `sqlite3` shell `INSERT OR REPLACE INTO users(email, name)` of Ada's email, which
+    /// deleted user 1 unrecorded (those triggers did not watch other unique keys), and `index`:
+    /// the index still finds "Lovelace" (user 1), and verify reports it extra.
+    static let triggersV5 = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/searchlight-triggers-v5.sqlite")
+
+    @Test func aDatabaseOfTriggersV5IsUpgradedAndForgetsTheRowItsReplaceDisplaced() throws {
+        let db = try TestDatabase(schema: "")
+        try FileManager.default.removeItem(atPath: db.path)
+        try FileManager.default.copyItem(atPath: Self.triggersV5.path, toPath: db.path)
+        let store = try HistoryStore(path: db.path)
+        #expect(try SearchIndex(store: store).search("lovelace", limit: nil).total == 1, "the row lost before the upgrade")
+        // Opening upgraded the triggers and, since they now watch a unique key they did not,
+        // recorded a capture gap: the indexer rebuilds once, and the lost delete is made good.
+        let summary = try Indexer(store: store).indexPendingChanges()
+        #expect(summary.rebuildReason != nil)
+        #expect(try Indexer(store: store).indexPendingChanges().rebuildReason == nil, "once")
+        #expect(try SearchIndex(store: store).search("lovelace", limit: nil).total == 0)
+        #expect(try SearchIndex(store: store).search("augusta", limit: nil).total == 1)
+        let (version, watching) = try store.dbPool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'captureVersion'"),
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%collide%'"))
+        }
+        #expect(version == CaptureTriggers.version)
+        #expect(watching == 4)
+        // And now a REPLACE by email is recorded.
+        _ = try db.shell("INSERT OR REPLACE INTO users(email, name) VALUES ('bob@example.com', 'Charles Babbage');")
+        _ = try Indexer(store: store).indexPendingChanges()
+        #expect(try SearchIndex(store: store).search("babbage", limit: nil).hits.map(\.objectID) == [.integer(4)], "Bob (2) displaced by Charles (4)")
+        #expect(try Indexer(store: store).verify().isConsistent)
+    }
 }
