@@ -17,6 +17,9 @@ uninstall and a new init, finds another one or none, and stops), and what captur
 keeps (captureStatus, captureVersion, captureSchemaVersion, declaredModel, captureRootPages,
 resyncThroughToken). The index keeps its own state in searchlight_index_state
 (Schemas/index.sql).""",
+    "searchlight_conflict": """The rows a REPLACE may delete for colliding on a unique key other than the primary key,
+kept by the capture triggers between a statement row's BEFORE and AFTER triggers (history
+schema version 3). A handful of rows at most.""",
     "searchlight_entity": "Tracked entities. Log rows refer to an entity by this stable integer id.",
     "searchlight_log": """The history log, append-only. A transaction is a header row (type 0) whose id is its
 token, followed by its change rows (type 1 insert, 2 update, 3 delete; token = the header's
@@ -65,8 +68,9 @@ def history_sql():
 
 def triggers_sql():
     source = open("Sources/SearchlightHistory/Capture/CaptureTriggers.swift").read()
-    template = re.search(r'template = #"""\n(.*?)\n    """#', source, re.S).group(1)
-    open("Schemas/triggers.sql", "w").write("\n".join(line[4:] for line in template.splitlines()) + "\n")
+    # The template, then the triggers added on tables with another unique key (conflictTemplate).
+    parts = [re.search(r'static let %s = #"""\n(.*?)\n    """#' % name, source, re.S).group(1) for name in ("template", "conflictTemplate")]
+    open("Schemas/triggers.sql", "w").write("".join("\n".join(line[4:] for line in part.splitlines()) + "\n" for part in parts))
 
 
 if __name__ == "__main__":
