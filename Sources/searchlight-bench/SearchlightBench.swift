@@ -70,7 +70,10 @@ struct SearchlightBench: AsyncParsableCommand {
             FileHandle.standardError.write(Data("scenario \(number): \(name)…\n".utf8))
             report.figures += try body()
         }
-        try step(1, "write overhead") { try WriteOverhead.run(documents, singleRowCount: singleRows, bulkCount: bulkRows, rounds: rounds) }
+        try step(1, "write overhead") {
+            try WriteOverhead.run(documents, singleRowCount: singleRows, bulkCount: bulkRows, rounds: rounds)
+                + ForeignWrites.run(documents, rows: bulkRows, rounds: rounds)
+        }
         try step(2, "incremental indexing") { try Indexing.run(documents) }
         try step(3, "full reindex") { try Indexing.rebuild(documents, corpus: corpus, limit: limit) }
         try step(4, "freshness") { try Freshness.run(documents, writes: freshnessWrites, rate: 50) }

@@ -44,8 +44,10 @@ package struct CaptureTriggers {
     -- collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change. Keys are
     -- compared byte for byte (a case-only rename is a delete and an insert); 1 and 1.0 are one key.
     -- A scratch row of searchlight_replaced (the row an INSERT OR REPLACE, an UPSERT or an
-    -- UPDATE OR REPLACE overwrote) lives until its key is next updated or deleted, or until
-    -- cleanup runs (deleting it here on every insert cost single-row writes 8%). Scratch keys
+    -- UPDATE OR REPLACE overwrote) is deleted once its delete is recorded (left behind, 100,000
+    -- replaces made each later delete of those keys cost three index deletes); one an ignored
+    -- insert or an UPSERT's update of untracked columns leaves lives until its key is next
+    -- written or deleted, or until cleanup runs. Scratch keys
     -- compare with the key column's collation, and without its affinity (+NEW."k"), so that
     -- the scratch table's primary key or its NOCASE or RTRIM index finds them.
     -- Cost: a trigger whose condition is false still costs its frame, so the update triggers
@@ -84,6 +86,7 @@ package struct CaptureTriggers {
         VALUES ({{token}}, 3, {{id}},
           (SELECT "object_id" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}),
           (SELECT "tombstone" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}));
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE OF {{key_and_tracked}} ON {{table}}
