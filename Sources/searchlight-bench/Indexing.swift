@@ -29,17 +29,19 @@ enum Indexing {
     }
 
     /// Documents per second inserting into a plain FTS5 table in one transaction.
-    static func plainFTS5(_ documents: ArraySlice<Document>, in directory: URL, tokenizer: String) throws -> Double {
-        let (_, seconds) = try plainFTS5Table(documents.map { ($0.title, $0.body) }, in: directory, tokenizer: tokenizer)
+    static func plainFTS5(_ documents: ArraySlice<Document>, in directory: URL, tokenizer: String, prefixes: String) throws -> Double {
+        let (_, seconds) = try plainFTS5Table(documents.map { ($0.title, $0.body) }, in: directory, tokenizer: tokenizer, prefixes: prefixes)
         return Double(documents.count) / seconds
     }
 
-    /// A plain FTS5 table (the legacy prefix indexes) filled with `documents` in one
+    /// A plain FTS5 table (by default with the legacy prefix indexes, which the search
+    /// latency baselines have always used; scenarios 2 and 3 pass the index's own) filled with `documents` in one
     /// transaction, and the seconds the filling took.
-    static func plainFTS5Table(_ documents: [(title: String, body: String)], in directory: URL, tokenizer: String) throws -> (DatabaseQueue, Double) {
+    static func plainFTS5Table(_ documents: [(title: String, body: String)], in directory: URL, tokenizer: String,
+                               prefixes: String = IndexSchema.legacyPrefixes) throws -> (DatabaseQueue, Double) {
         let queue = try DatabaseQueue(path: directory.appendingPathComponent("plain-\(UUID().uuidString).sqlite").path)
         try queue.write { db in
-            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = \(SQLQuoting.literal(tokenizer)), prefix = '2 3 4')")
+            try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = \(SQLQuoting.literal(tokenizer)), prefix = \(SQLQuoting.literal(prefixes)))")
         }
         let seconds = try measure {
             try queue.write { db in
@@ -58,32 +60,50 @@ enum Indexing {
         let (store, _) = try trackedDatabase(documents, in: directory)
         let indexer = try Indexer(store: store)
         var figures: [Figure] = []
-        let baseline = try plainFTS5(documents[...], in: directory, tokenizer: model.tokenizer)
+        // The raw baseline: a plain FTS5 table with the index's tokenizer and prefixes doing
+        // the same inserts, updates and deletes, each in one transaction.
+        let (plain, plainInsertSeconds) = try plainFTS5Table(documents.map { ($0.title, $0.body) }, in: directory,
+                                                             tokenizer: model.tokenizer, prefixes: IndexSchema.prefixes)
+        let baseline = Double(documents.count) / plainInsertSeconds
 
         let insertSeconds = try measure { try indexer.indexPendingChanges() }
         let insertRate = Double(documents.count) / insertSeconds
         figures.append(Figure("2 incremental indexing", "catch up on \(documents.count) inserts", unit: "docs/s",
                               ours: insertRate, baseline: baseline, baselineName: "plain FTS5 insert",
-                              target: ">= 0.7x", met: insertRate / baseline >= 0.7))
+                              target: ">= 0.75x", met: insertRate / baseline >= 0.75))
 
         let tenth = documents.count / 10
+        let updated = Array(stride(from: 1, through: tenth * 10, by: 10))
         try store.write(author: "bench") { db in
-            for id in stride(from: 1, through: tenth * 10, by: 10) {
-                try db.execute(sql: "UPDATE docs SET body = body || ' revised' WHERE id = ?", arguments: [id])
-            }
+            for id in updated { try db.execute(sql: "UPDATE docs SET body = body || ' revised' WHERE id = ?", arguments: [id]) }
         }
         let updateSeconds = try measure { try indexer.indexPendingChanges() }
-        figures.append(Figure("2 incremental indexing", "catch up on \(tenth) updates (10%)", unit: "docs/s",
-                              ours: Double(tenth) / updateSeconds, baseline: baseline, baselineName: "plain FTS5 insert",
-                              target: ">= 0.7x", met: Double(tenth) / updateSeconds / baseline >= 0.7))
+        let plainUpdateSeconds = try measure {
+            try plain.write { db in
+                let statement = try db.makeStatement(sql: "UPDATE plain SET body = body || ' revised' WHERE rowid = ?")
+                for id in updated { try statement.execute(arguments: [id]) }
+            }
+        }
+        let updateRate = Double(updated.count) / updateSeconds, plainUpdateRate = Double(updated.count) / plainUpdateSeconds
+        figures.append(Figure("2 incremental indexing", "catch up on \(updated.count) updates (10%)", unit: "docs/s",
+                              ours: updateRate, baseline: plainUpdateRate, baselineName: "plain FTS5 update",
+                              target: ">= 0.7x", met: updateRate / plainUpdateRate >= 0.7))
+        let deleted = (1...documents.count).filter { $0 % 10 == 5 }
         let removed = try store.write(author: "bench") { db -> Int in
             try db.execute(sql: "DELETE FROM docs WHERE id % 10 = 5")
             return db.changesCount
         }
         let deleteSeconds = try measure { try indexer.indexPendingChanges() }
+        let plainDeleteSeconds = try measure {
+            try plain.write { db in
+                let statement = try db.makeStatement(sql: "DELETE FROM plain WHERE rowid = ?")
+                for id in deleted { try statement.execute(arguments: [id]) }
+            }
+        }
+        let deleteRate = Double(removed) / deleteSeconds, plainDeleteRate = Double(deleted.count) / plainDeleteSeconds
         figures.append(Figure("2 incremental indexing", "catch up on \(removed) deletes (10%)", unit: "docs/s",
-                              ours: Double(removed) / deleteSeconds, baseline: baseline, baselineName: "plain FTS5 insert",
-                              target: ">= 0.7x", met: Double(removed) / deleteSeconds / baseline >= 0.7))
+                              ours: deleteRate, baseline: plainDeleteRate, baselineName: "plain FTS5 delete",
+                              target: ">= 0.7x", met: deleteRate / plainDeleteRate >= 0.7))
         return figures
     }
 
@@ -92,7 +112,7 @@ enum Indexing {
         let directory = try scratchDirectory("rebuild")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (_, path) = try trackedDatabase(documents, in: directory)
-        let baseline = try plainFTS5(documents[...], in: directory, tokenizer: model.tokenizer)
+        let baseline = try plainFTS5(documents[...], in: directory, tokenizer: model.tokenizer, prefixes: IndexSchema.prefixes)
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         child.arguments = ["--rebuild-child", path, "--corpus", corpus]
@@ -109,7 +129,7 @@ enum Indexing {
         let rate = Double(documents.count) / seconds
         return [
             Figure("3 full reindex", "rebuild \(documents.count) documents", unit: "docs/s", ours: rate, baseline: baseline,
-                   baselineName: "plain FTS5 insert", target: ">= 0.8x", met: rate / baseline >= 0.8),
+                   baselineName: "plain FTS5 insert", target: ">= 0.85x", met: rate / baseline >= 0.85),
             Figure("3 full reindex", "peak RSS of the rebuilding process", unit: "MB", ours: peakMB,
                    target: "< 100 MB", met: peakMB < 100),
         ]
