@@ -72,10 +72,10 @@ package struct IndexWriter {
             for (id, fields) in chunk {
                 switch (fields, rowids[id]) {
                 case let (fields?, rowid?):
-                    try db.cachedStatement(sql: sql.updateText).execute(arguments: StatementArguments(fields) + [rowid])
+                    try db.cachedStatement(sql: sql.updateText).execute(arguments: Self.arguments(fields, then: rowid))
                     if db.changesCount == 0 {
                         // A document whose text is missing (a damaged index being repaired).
-                        try db.cachedStatement(sql: sql.insertText).execute(arguments: [rowid] + StatementArguments(fields))
+                        try db.cachedStatement(sql: sql.insertText).execute(arguments: Self.arguments(rowid, then: fields))
                     }
                     counts.upserted += 1
                 case let (fields?, nil):
@@ -93,6 +93,25 @@ package struct IndexWriter {
         return counts
     }
 
+    /// A text statement's arguments, built in one array: GRDB's sequence initializer maps
+    /// through a key path and its array literal boxes each value, then `+` merges the two
+    /// (together 6% of a rebuild's instructions).
+    private static func arguments(_ rowid: Int64, then fields: [String]) -> StatementArguments {
+        var values: [(any DatabaseValueConvertible)?] = []
+        values.reserveCapacity(fields.count + 1)
+        values.append(rowid)
+        for field in fields { values.append(field) }
+        return StatementArguments(values)
+    }
+
+    private static func arguments(_ fields: [String], then rowid: Int64) -> StatementArguments {
+        var values: [(any DatabaseValueConvertible)?] = []
+        values.reserveCapacity(fields.count + 1)
+        for field in fields { values.append(field) }
+        values.append(rowid)
+        return StatementArguments(values)
+    }
+
     /// Adds an object the index does not hold yet (a rebuild fills empty tables this way).
     package func insertNew(_ id: ObjectID, fields: [String], entityID: Int64, _ db: Database) throws {
         let sql = statements[entityID]!
@@ -105,6 +124,6 @@ package struct IndexWriter {
         } else {
             throw SearchlightError(.databaseError, "object id \(id) of an INTEGER PRIMARY KEY table is not an integer")
         }
-        try db.cachedStatement(sql: sql.insertText).execute(arguments: [rowid] + StatementArguments(fields))
+        try db.cachedStatement(sql: sql.insertText).execute(arguments: Self.arguments(rowid, then: fields))
     }
 }
