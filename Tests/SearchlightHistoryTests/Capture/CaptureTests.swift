@@ -355,6 +355,18 @@ import SearchlightTestSupport
         #expect(try store.fetchChanges(.after(next)).map { "\($0.type) \($0.objectID)" } == ["delete ALICE", "insert alice"])
     }
 
+    /// Regression: a NOCASE key replaced under another spelling left its scratch row behind, and
+    /// changing the key back to the first spelling recorded one delete too many (the first
+    /// spelling's, with its old tombstone). The scratch row now goes once its delete is recorded.
+    @Test func aKeyReplacedUnderAnotherSpellingThenChangedBackRecordsEachDeleteOnce() throws {
+        let db = try TestDatabase(schema: Self.schema)
+        let store = try db.openStore()
+        try db.shell("INSERT INTO people(uuid, name) VALUES ('alice', 'Alice Liddell');")
+        let start = try store.currentToken()
+        try db.shell("INSERT OR REPLACE INTO people(uuid, name) VALUES ('ALICE', 'Alice L.'); UPDATE people SET uuid = 'alice' WHERE uuid = 'ALICE';")
+        #expect(try store.fetchChanges(.after(start)).map { "\($0.type) \($0.objectID)" } == ["delete alice", "insert ALICE", "delete ALICE", "insert alice"])
+    }
+
     /// `UPDATE OR REPLACE` that renames a key onto an existing one deletes that row without
     /// firing its delete triggers: the delete is now recorded, with its tombstone.
     @Test func anUpdateOrReplaceOntoAnExistingKeyRecordsTheReplacedRow() throws {
