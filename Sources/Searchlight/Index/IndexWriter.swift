@@ -17,10 +17,6 @@ package struct IndexWriter {
         var deleteText: String
         var deleteDocument: String?
         var findDocumentsPrefix: String
-
-        func findDocuments(_ count: Int) -> String {
-            findDocumentsPrefix + databaseQuestionMarks(count: count) + ")"
-        }
     }
 
     package init(schema: IndexSchema, sources: [Int64: DocumentSource]) {
@@ -59,13 +55,12 @@ package struct IndexWriter {
         let sql = statements[entityID]!
         var counts = Counts()
         let documents = try source.documents(for: ids, db)
-        for start in stride(from: 0, to: documents.count, by: 500) {
-            let chunk = documents[start..<min(start + 500, documents.count)]
+        for start in stride(from: 0, to: documents.count, by: KeyList.maximumCount) {
+            let chunk = documents[start..<min(start + KeyList.maximumCount, documents.count)]
             // One lookup for the chunk's existing documents, not one per object.
             var rowids: [ObjectID: Int64] = [:]
-            let ids = StatementArguments(chunk.map(\.0))
-            let rows = try Row.fetchCursor(db, sql: sql.findDocuments(chunk.count),
-                                           arguments: sql.insertDocument == nil ? ids : [entityID] + ids)
+            let ids = KeyList(chunk.map(\.0), after: sql.insertDocument == nil ? [] : [entityID])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql.findDocumentsPrefix + ids.placeholders + ")"), arguments: ids.arguments)
             while let row = try rows.next() {
                 if let id = ObjectID.fromDatabaseValue(row[0]) { rowids[id] = row[1] }
             }

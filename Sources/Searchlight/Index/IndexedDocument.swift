@@ -86,9 +86,9 @@ package struct DocumentSource: Sendable {
         for id in ids { result[id] = .some(nil) }
         let key = SQLQuoting.identifier(entity.entity.primaryKey)
         let ids = ids.sorted()
-        for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
-            let placeholders = databaseQuestionMarks(count: chunk.count)
-            let rows = try Row.fetchCursor(db, sql: selectSQL(where: "\(key) IN (\(placeholders))"), arguments: StatementArguments(chunk))
+        for start in stride(from: 0, to: ids.count, by: KeyList.maximumCount) {
+            let chunk = KeyList(ids[start..<min(start + KeyList.maximumCount, ids.count)])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: selectSQL(where: "\(key) IN (\(chunk.placeholders))")), arguments: chunk.arguments)
             while let row = try rows.next() {
                 guard let id = ObjectID.fromDatabaseValue(row[0]) else { continue }
                 result[id] = .some(try fields(row, db))
