@@ -9,7 +9,7 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// The PostgreSQL server, and how much to log: every subcommand takes them.
 struct PostgresOptions: ParsableArguments {
-    @Option(help: "The PostgreSQL server: postgres://user[:password]@host[:port]/database[?schema=NAME&sslmode=…].")
+    @Option(help: "The PostgreSQL server: postgres://user[:password]@host[:port]/database[?schema=NAME&sslmode=…&connect_timeout=SECONDS].")
     var postgres: String
 
     @Option(help: "Log level on stderr (trace, debug, info, notice, warning, error, critical).")

@@ -3,14 +3,16 @@ import PostgresNIO
 import SearchlightHistory
 
 /// Where a PostgreSQL server is, parsed at the boundary from a connection URL:
-/// `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require&schema=NAME]`.
+/// `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require&schema=NAME&connect_timeout=SECONDS]`.
 ///
 /// ```swift
 /// let endpoint = try PostgresEndpoint(url: "postgres://app@127.0.0.1:5432/search")
 /// endpoint.schema // "searchlight": the sink's tables live in this schema
 /// ```
 ///
-/// A password may also come from `PGPASSWORD`, as with `psql`.
+/// A password may also come from `PGPASSWORD`, as with `psql`. `connect_timeout` (whole seconds,
+/// 1 to 3600; 10 by default) bounds the wait for a connection, as libpq's does; on a loaded
+/// machine a longer one tells a slow server from one that is gone.
 public struct PostgresEndpoint: Sendable {
     /// The client configuration postgres-nio connects with.
     public var configuration: PostgresClient.Configuration
@@ -43,6 +45,7 @@ public struct PostgresEndpoint: Sendable {
         var tls = PostgresClient.Configuration.TLS.disable
         var tlsMode = TLSMode.disable
         var schema = "searchlight"
+        var connectTimeout = 10
         for item in components.queryItems ?? [] {
             switch (item.name, item.value ?? "") {
             case ("sslmode", "disable"): (tls, tlsMode) = (.disable, .disable)
@@ -53,13 +56,18 @@ public struct PostgresEndpoint: Sendable {
                     throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": schema= needs a name of 1 to 63 bytes")
                 }
                 schema = name
+            case let ("connect_timeout", seconds):
+                guard let value = Int(seconds), (1...3_600).contains(value) else {
+                    throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": connect_timeout= needs whole seconds from 1 to 3600")
+                }
+                connectTimeout = value
             default:
                 throw SearchlightError(.invalidArgument, "invalid PostgreSQL URL \"\(Self.redacted(text))\": unknown option \(item.name)=\(item.value ?? "")")
             }
         }
         var configuration = PostgresClient.Configuration(host: host, port: components.port ?? 5432, username: user,
                                                          password: password, database: database.isEmpty ? user : database, tls: tls)
-        configuration.options.connectTimeout = .seconds(10)
+        configuration.options.connectTimeout = .seconds(connectTimeout)
         self.configuration = configuration
         self.schema = schema
         self.tlsMode = tlsMode

@@ -19,11 +19,13 @@ enum PostgresTestServer {
     static var canRestart: Bool { url != nil && dataDirectory != nil && binDirectory != nil }
 
     /// A URL whose `schema=` is unique to the caller: every test gets tables of its own on the
-    /// shared server.
+    /// shared server. Its `connect_timeout` is a minute: these tests share one process, and so
+    /// one cooperative pool, with a few hundred others on a 2-core machine, where a connection
+    /// that PostgreSQL accepted at once was once resumed after the default 10 s (CI failed on it).
     static func freshURL(_ label: String = "t") -> String {
         let schema = "sl_\(label.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(20))_\(UInt32.random(in: 0...UInt32.max))"
         let base = url ?? "postgres://nobody@127.0.0.1/none"
-        return base + (base.contains("?") ? "&" : "?") + "schema=\(schema)"
+        return base + (base.contains("?") ? "&" : "?") + "schema=\(schema)&connect_timeout=60"
     }
 
     /// Runs `body` with a client connected to the test server (its run loop in a task).
