@@ -52,13 +52,15 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
     }
 
     /// SQLite's equality: an integer and a real of the same value are the same key (`1` and
-    /// `1.0` cannot both be in a primary key), so they are equal here too, and hash alike.
+    /// `1.0` cannot both be in a primary key), so they are equal here too, and hash alike. Texts
+    /// compare byte for byte, as SQLite's BINARY collation does: `"café"` composed (NFC) and
+    /// decomposed (NFD) are two keys to SQLite, where Swift's `==` on `String` finds them equal.
     public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
         switch (lhs, rhs) {
         case let (.integer(a), .integer(b)): a == b
         case let (.real(a), .real(b)): a == b
         case let (.integer(a), .real(b)), let (.real(b), .integer(a)): Self.integer(exactly: b) == a
-        case let (.text(a), .text(b)): a == b
+        case let (.text(a), .text(b)): a.utf8.elementsEqual(b.utf8)
         case let (.blob(a), .blob(b)): a == b
         default: false
         }
@@ -73,7 +75,10 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
             } else {
                 hasher.combine(1); hasher.combine(value)
             }
-        case let .text(value): hasher.combine(2); hasher.combine(value)
+        case let .text(value):
+            hasher.combine(2)
+            hasher.combine(value.utf8.count)
+            for byte in value.utf8 { hasher.combine(byte) }
         case let .blob(value): hasher.combine(3); hasher.combine(value)
         }
     }
@@ -83,7 +88,8 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
         Int64(exactly: value)
     }
 
-    /// SQLite's order: numbers (integers and reals by value), then texts, then BLOBs.
+    /// SQLite's order: numbers (integers and reals by value), then texts (byte for byte, as
+    /// BINARY), then BLOBs.
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
         func rank(_ id: ObjectID) -> Int {
             switch id {
@@ -97,7 +103,7 @@ public enum ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible, D
         case let (.integer(a), .real(b)): return Double(a) < b
         case let (.real(a), .integer(b)): return a < Double(b)
         case let (.real(a), .real(b)): return a < b
-        case let (.text(a), .text(b)): return a < b
+        case let (.text(a), .text(b)): return a.utf8.lexicographicallyPrecedes(b.utf8)
         case let (.blob(a), .blob(b)): return a.lexicographicallyPrecedes(b)
         default: return rank(lhs) < rank(rhs)
         }
