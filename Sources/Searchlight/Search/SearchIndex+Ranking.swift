@@ -43,16 +43,54 @@ extension SearchIndex {
     /// snippets come with it; above, a second pass computes them for the returned page only.
     static let inlineSnippetLimit = 200
 
+    /// How many tokens of snippet work one more walk of a match is worth. A snippet reads its
+    /// document's text through the tokenizer (FTS5 looks for sentence breaks in the whole
+    /// column); the second pass decodes each match's position lists once more.
+    static let tokensPerWalkedMatch = 8.0
+
     /// Whether the ranking query itself should compute snippets and titles. SQLite's
     /// `ORDER BY … LIMIT n` keeps the best `n` rows seen so far and computes a row's other
     /// columns only when it enters them: about `n × (1 + ln(matches / n))` rows when scores
     /// are in no particular rowid order, and every row when `n` ≥ matches. The second pass costs
-    /// one more walk of the matches (one more prefix expansion) plus the page's snippets.
-    static func inlinesSnippets(matches: Int, needed: Int) -> Bool {
-        if matches <= inlineSnippetLimit { return true }
-        guard needed < matches else { return false }
+    /// one more walk of the matches (one more prefix expansion) plus the page's snippets; the
+    /// snippets the inline path computes beyond the page cost their documents' length
+    /// (`averageTokens`, from FTS5's own totals): long documents (man pages) take the second pass
+    /// even for a few hundred matches, short ones (glosses) the inline path.
+    static func inlinesSnippets(matches: Int, needed: Int, averageTokens: Double?) -> Bool {
+        guard matches > needed else { return true } // every match is on the page
         let expected = Double(needed) * (1 + log(Double(matches) / Double(needed)))
-        return expected <= Double(inlineSnippetLimit)
+        if matches > inlineSnippetLimit, expected > Double(inlineSnippetLimit) { return false }
+        guard let averageTokens else { return true }
+        return (expected - Double(needed)) * averageTokens <= Double(matches) * tokensPerWalkedMatch
+    }
+
+    /// The average number of tokens of a document of `fts` (all columns), from the totals
+    /// FTS5 keeps for bm25: the record of rowid 1 in its `_data` table holds the number of rows
+    /// and each column's token count, as SQLite varints. nil when it cannot be read.
+    static func averageTokens(fts table: String, _ db: Database) throws -> Double? {
+        guard let record = try Data.fetchOne(db.cachedStatement(sql: "SELECT block FROM \(SQLQuoting.identifier(table + "_data")) WHERE id = 1")) else {
+            return nil
+        }
+        var values: [UInt64] = []
+        var index = record.startIndex
+        while index < record.endIndex {
+            // A SQLite varint: 7 bits a byte, high bit set on all but the last, at most 9 bytes
+            // (the ninth gives all 8 of its bits).
+            var value: UInt64 = 0
+            var length = 0
+            while true {
+                guard index < record.endIndex else { return nil }
+                let byte = record[index]
+                index += 1
+                length += 1
+                if length == 9 { value = (value << 8) | UInt64(byte); break }
+                value = (value << 7) | UInt64(byte & 0x7f)
+                if byte & 0x80 == 0 { break }
+            }
+            values.append(value)
+        }
+        guard values.count >= 2, values[0] > 0 else { return nil }
+        return Double(values.dropFirst().reduce(0, &+)) / Double(values[0])
     }
 
     /// Counts each entity's matches and keeps its best `needed` (at most
@@ -102,7 +140,9 @@ extension SearchIndex {
                 sql += ", " + sortKeys[entity.id, default: "NULL"] + " AS searchlight_sort_key"
                 orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
             }
-            let inline = order == .relevance && Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed)
+            let inline = try order == .relevance
+                && Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed,
+                                        averageTokens: min(count, rankingCap) > needed ? Self.averageTokens(fts: scope.schema.ftsTable(entity.id), db) : nil)
             if inline {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
                 arguments += hitArguments(entity, in: scope)
