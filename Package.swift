@@ -101,6 +101,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Fixed workloads that scenario 10 of the bench runs under callgrind (instruction counts).
+        .executableTarget(
+            name: "searchlight-workload",
+            dependencies: [
+                "Searchlight",
+                "SearchlightHistory",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // Shared by the benchmark and the tests: CJK recall against substring ground truth, and
         // a seeded generator. Not a product.
         .target(name: "SearchlightEvaluation"),

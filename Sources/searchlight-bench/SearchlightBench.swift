@@ -31,7 +31,7 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-9, repeatable).")
+    @Option(help: "Run only these scenarios (1-10, repeatable; 10, instruction counts under callgrind, runs only when named).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -51,6 +51,9 @@ struct SearchlightBench: AsyncParsableCommand {
 
     @Option(help: "Copies of the corpus in scenario 9's second search-latency measurement.")
     var postgresCopies = 8
+
+    @Option(help: "Rows (and documents) of scenario 10's smaller size; the larger is twice that.")
+    var instructionRows = 1_000
 
     @Option(help: .hidden)
     var rebuildChild: String?
@@ -95,6 +98,10 @@ struct SearchlightBench: AsyncParsableCommand {
             report.figures += try await PostgresScenario.run(documents, url: postgres, freshnessWrites: freshnessWrites, copies: postgresCopies)
         } else if chosen.contains(9) {
             FileHandle.standardError.write(Data("scenario 9 (PostgreSQL sink) skipped: no --postgres\n".utf8))
+        }
+        if chosen.contains(10) {
+            FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))
+            report.figures += try Instructions.run(documents, rows: instructionRows, cjkCorpus: cjkCorpus.first)
         }
         print(report.table())
         if let json {
