@@ -50,13 +50,13 @@ BEGIN
   DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE OF {{key_and_tracked}} ON {{table}}
+CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE{{of_key_and_tracked}} ON {{table}}
 WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
 BEGIN
   {{open_transaction}};
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE OF {{key}} ON {{table}}
+CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE OF {{key_names}} ON {{table}}
 WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
   AND EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY)
 BEGIN
@@ -66,14 +66,14 @@ BEGIN
     WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY;
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE OF {{key_and_tracked}} ON {{table}}
+CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE{{of_key_and_tracked}} ON {{table}}
 WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY AND ({{changed}})
 BEGIN
   INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns")
     VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}});
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE OF {{key}} ON {{table}}
+CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE OF {{key_names}} ON {{table}}
 WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
 BEGIN
   INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
@@ -81,7 +81,7 @@ BEGIN
   DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_rekey_replaced" AFTER UPDATE OF {{key}} ON {{table}}
+CREATE TRIGGER "searchlight_{{id}}_rekey_replaced" AFTER UPDATE OF {{key_names}} ON {{table}}
 WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
   AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
 BEGIN
@@ -92,7 +92,7 @@ BEGIN
   DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE OF {{key_and_tracked}} ON {{table}}
+CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE{{of_key_and_tracked}} ON {{table}}
 WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY
   AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
 BEGIN
@@ -113,14 +113,15 @@ BEGIN
 END;
 -- On a table with a unique key besides its primary key: the rows a REPLACE deletes for
 -- holding NEW's values of that key, which SQLite deletes without firing a delete trigger.
+-- A row whose key is NULL has no identity (it is never in history): it is not kept.
 
 CREATE TRIGGER "searchlight_{{id}}_insert_collides" BEFORE INSERT ON {{table}}
-WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}})
+WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL)
   OR EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
 BEGIN
   DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
   INSERT INTO "searchlight_conflict"("entity_id", "object_id", "tombstone")
-    SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}};
+    SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL;
 END;
 
 CREATE TRIGGER "searchlight_{{id}}_insert_collided" AFTER INSERT ON {{table}}
@@ -134,21 +135,21 @@ BEGIN
   DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_update_collides" BEFORE UPDATE OF {{unique_columns}} ON {{table}}
-WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}})
+CREATE TRIGGER "searchlight_{{id}}_update_collides" BEFORE UPDATE{{of_unique_columns}} ON {{table}}
+WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL)
   OR EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
 BEGIN
   DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
   INSERT INTO "searchlight_conflict"("entity_id", "object_id", "tombstone")
     SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}}
-    WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}};
+    WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL;
   -- An update of no tracked column opened no transaction: open one for the deletes.
   {{open_transaction_select}}
     WHERE {{not_open}} AND NOT (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
       AND EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
 END;
 
-CREATE TRIGGER "searchlight_{{id}}_update_collided" AFTER UPDATE OF {{unique_columns}} ON {{table}}
+CREATE TRIGGER "searchlight_{{id}}_update_collided" AFTER UPDATE{{of_unique_columns}} ON {{table}}
 WHEN EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
 BEGIN
   INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")

@@ -26,7 +26,12 @@ package struct CaptureTriggers {
     /// - `{{changed}}`: true when a tracked column changed (`OLD."c" IS NOT NEW."c" OR …`)
     /// - `{{updated_columns}}`: a JSON array of the columns that changed
     /// - `{{old_tombstone}}`, `{{row_tombstone}}`: a JSON object of the `preserveOnDelete` values
-    /// - `{{key_and_tracked}}`: the key and the tracked columns, for `UPDATE OF`
+    /// - `{{key_names}}`: the key and the rowid's names (`rowid`, `oid`, `_rowid_`), for
+    ///   `UPDATE OF`: SQLite matches the names a statement's SET writes, and `SET rowid = 5`
+    ///   changes an INTEGER PRIMARY KEY without naming it
+    /// - `{{of_key_and_tracked}}`: ` OF ` and those names and the tracked columns; nothing on a
+    ///   table with generated columns (an update of the columns a generated column reads changes
+    ///   it without naming it, so every update runs the update triggers there)
     /// - `{{replaced_is_new}}`, `{{replaced_is_old}}`: a scratch row of `searchlight_replaced`
     ///   holds the key `NEW."k"` (or `OLD."k"`), compared with the key column's collation (so
     ///   that `'A'` replacing `'a'` in a NOCASE key finds the row it replaced). The key is
@@ -89,13 +94,13 @@ package struct CaptureTriggers {
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE OF {{key_and_tracked}} ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE{{of_key_and_tracked}} ON {{table}}
     WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
     BEGIN
       {{open_transaction}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE OF {{key}} ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE OF {{key_names}} ON {{table}}
     WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
       AND EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY)
     BEGIN
@@ -105,14 +110,14 @@ package struct CaptureTriggers {
         WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY;
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE OF {{key_and_tracked}} ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE{{of_key_and_tracked}} ON {{table}}
     WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY AND ({{changed}})
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns")
         VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}});
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE OF {{key}} ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE OF {{key_names}} ON {{table}}
     WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
@@ -120,7 +125,7 @@ package struct CaptureTriggers {
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_rekey_replaced" AFTER UPDATE OF {{key}} ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_rekey_replaced" AFTER UPDATE OF {{key_names}} ON {{table}}
     WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
       AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
@@ -131,7 +136,7 @@ package struct CaptureTriggers {
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE OF {{key_and_tracked}} ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE{{of_key_and_tracked}} ON {{table}}
     WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY
       AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
@@ -165,7 +170,9 @@ package struct CaptureTriggers {
     ///   holding the values of one of the table's unique keys that `NEW` holds (a superset of
     ///   the rows a REPLACE deletes: a partial index's condition is left out; the AFTER trigger
     ///   records only the rows that are gone)
-    /// - `{{unique_columns}}`: the columns of those keys, for `UPDATE OF`
+    /// - `{{of_unique_columns}}`: ` OF ` and the columns of those keys (and the rowid's names);
+    ///   nothing when one of them is a partial index (an update of a column of its `WHERE` can
+    ///   make a row collide)
     /// - `{{open_transaction_select}}`: ``openTransactionSelect``
     ///
     /// The candidates live in `searchlight_conflict`, emptied for the entity before each
@@ -174,14 +181,15 @@ package struct CaptureTriggers {
     package static let conflictTemplate = #"""
     -- On a table with a unique key besides its primary key: the rows a REPLACE deletes for
     -- holding NEW's values of that key, which SQLite deletes without firing a delete trigger.
+    -- A row whose key is NULL has no identity (it is never in history): it is not kept.
 
     CREATE TRIGGER "searchlight_{{id}}_insert_collides" BEFORE INSERT ON {{table}}
-    WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}})
+    WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL)
       OR EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
     BEGIN
       DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
       INSERT INTO "searchlight_conflict"("entity_id", "object_id", "tombstone")
-        SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}};
+        SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL;
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_insert_collided" AFTER INSERT ON {{table}}
@@ -195,21 +203,21 @@ package struct CaptureTriggers {
       DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update_collides" BEFORE UPDATE OF {{unique_columns}} ON {{table}}
-    WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}})
+    CREATE TRIGGER "searchlight_{{id}}_update_collides" BEFORE UPDATE{{of_unique_columns}} ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL)
       OR EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
     BEGIN
       DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
       INSERT INTO "searchlight_conflict"("entity_id", "object_id", "tombstone")
         SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}}
-        WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}};
+        WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL;
       -- An update of no tracked column opened no transaction: open one for the deletes.
       {{open_transaction_select}}
         WHERE {{not_open}} AND NOT (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
           AND EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_update_collided" AFTER UPDATE OF {{unique_columns}} ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_update_collided" AFTER UPDATE{{of_unique_columns}} ON {{table}}
     WHEN EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
     BEGIN
       INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
@@ -224,7 +232,7 @@ package struct CaptureTriggers {
 
     /// The version of ``template``: a store opened on a database whose triggers are older
     /// reinstalls them from the stored model.
-    package static let version = 6
+    package static let version = 7
 
     /// The token of the transaction a trigger records into: the newest log row's.
     static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
@@ -282,9 +290,13 @@ package struct CaptureTriggers {
     ///
     /// `uniqueKeys` are the table's unique keys besides its primary key (each its columns and
     /// their built-in collations) and `separateRowid` says the table has a rowid that is not its
-    /// key: either adds ``conflictTemplate``'s triggers.
+    /// key: either adds ``conflictTemplate``'s triggers. `generatedColumns` says the table has
+    /// generated columns (its update triggers then run on every update), `partialUniqueKey`
+    /// that one of `uniqueKeys` is a partial index (its collision triggers then run on every
+    /// update).
     package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String], keyCollation: String = "BINARY",
-                               uniqueKeys: [[UniqueColumn]] = [], separateRowid: Bool = false) -> Rendered {
+                               uniqueKeys: [[UniqueColumn]] = [], separateRowid: Bool = false,
+                               generatedColumns: Bool = false, partialUniqueKey: Bool = false) -> Rendered {
         let key = SQLQuoting.identifier(entity.primaryKey)
         // BINARY keys keep the plain comparison, which the scratch table's primary key serves.
         let collate = keyCollation.uppercased() == "BINARY" ? "" : " COLLATE \(SQLQuoting.identifier(keyCollation))"
@@ -311,7 +323,9 @@ package struct CaptureTriggers {
                     + "ELSE \(value) END"
             }.joined(separator: ", ") + ")"
         }
-        let keyAndTracked = ([entity.primaryKey] + tracked).map(SQLQuoting.identifier).joined(separator: ", ")
+        let rowidNames = ["rowid", "oid", "_rowid_"].filter { $0.caseInsensitiveCompare(entity.primaryKey) != .orderedSame }
+        let keyNames = [entity.primaryKey] + rowidNames
+        let keyAndTracked = (keyNames + tracked).map(SQLQuoting.identifier).joined(separator: ", ")
         var collisions: [String] = uniqueKeys.filter { !$0.isEmpty }.map { columns -> String in
             "(" + columns.map { column -> String in
                 let c = SQLQuoting.identifier(column.name)
@@ -324,7 +338,7 @@ package struct CaptureTriggers {
         }
         if separateRowid {
             collisions.append(#""rowid" = NEW."rowid""#)
-            uniqueColumns.append("rowid")
+            uniqueColumns += ["rowid", "oid", "_rowid_"]
         }
         let sql = renderTemplate(collisions.isEmpty ? template : template + conflictTemplate, [
             "token": tokenExpression,
@@ -340,9 +354,10 @@ package struct CaptureTriggers {
             "replaced_is_new": "\"object_id\" = +NEW.\(key)\(collate)",
             "replaced_is_old": "\"object_id\" = +OLD.\(key)\(collate)",
             "id": String(entityID),
-            "key_and_tracked": keyAndTracked,
+            "key_names": keyNames.map(SQLQuoting.identifier).joined(separator: ", "),
+            "of_key_and_tracked": generatedColumns ? "" : " OF " + keyAndTracked,
             "collides_with_new": collisions.joined(separator: " OR "),
-            "unique_columns": uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
+            "of_unique_columns": partialUniqueKey ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
         ])
         let statements = sql.components(separatedBy: "\nEND;")
             .map { $0.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n") }

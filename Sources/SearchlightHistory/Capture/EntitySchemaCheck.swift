@@ -14,6 +14,12 @@ struct EntitySchemaCheck {
     /// The table has a rowid that is not its key (a rowid table whose key is not an INTEGER
     /// PRIMARY KEY): an `INSERT OR REPLACE` naming the rowid can delete another row.
     var separateRowid = false
+    /// The table has generated columns: an update of what they read changes them without
+    /// naming them, so its update triggers run on every update.
+    var generatedColumns = false
+    /// One of ``uniqueKeys`` is a partial index: an update of a column of its `WHERE` can make
+    /// a row collide, so its collision triggers run on every update.
+    var partialUniqueKey = false
 
     static func tableExists(_ table: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: """
@@ -26,6 +32,12 @@ struct EntitySchemaCheck {
         // The table name is bound as a value: nothing to quote, nothing to get wrong.
         try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_xinfo(?) WHERE hidden <> 1 ORDER BY cid", arguments: [table])
             .map { ($0["name"], $0["pk"]) }
+    }
+
+    /// Whether `table` has generated columns (hidden 2 and 3 in `table_xinfo`): a fact of the
+    /// table that no rename changes.
+    static func hasGeneratedColumns(_ table: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3))", arguments: [table]) ?? false
     }
 
     /// The collation of the entity's key (BINARY for an INTEGER PRIMARY KEY, which has no index).
@@ -90,27 +102,32 @@ struct EntitySchemaCheck {
         let tracked = try trackedColumns(entity).map { try resolve($0, "tracked column") }
         let unique = try uniqueKeys(entity.table, db)
         let rowid = try hasSeparateRowid(entity.table, columns: columns, db)
-        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation, uniqueKeys: unique, separateRowid: rowid)
+        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation, uniqueKeys: unique.keys, separateRowid: rowid,
+                                 generatedColumns: try hasGeneratedColumns(entity.table, db), partialUniqueKey: unique.partial)
     }
 
     /// The unique keys of `table` besides its primary key (UNIQUE constraints and unique
     /// indexes, partial ones included), each as its columns and their collations. A key on an
     /// expression, or compared with a collation the application defines (which another
     /// process's writer would not have), is left out: its collisions are not recorded.
-    static func uniqueKeys(_ table: String, _ db: Database) throws -> [[CaptureTriggers.UniqueColumn]] {
-        let indexes = try String.fetchAll(db, sql: """
-            SELECT "name" FROM pragma_index_list(?) WHERE "unique" = 1 AND "origin" <> 'pk' ORDER BY "name"
+    /// `partial` says one of them is a partial index.
+    static func uniqueKeys(_ table: String, _ db: Database) throws -> (keys: [[CaptureTriggers.UniqueColumn]], partial: Bool) {
+        let indexes = try Row.fetchAll(db, sql: """
+            SELECT "name", "partial" FROM pragma_index_list(?) WHERE "unique" = 1 AND "origin" <> 'pk' ORDER BY "name"
             """, arguments: [table])
         var keys: [[CaptureTriggers.UniqueColumn]] = []
-        for index in indexes {
+        var partial = false
+        for row in indexes {
+            let index: String = row["name"]
             let columns = try Row.fetchAll(db, sql: """
                 SELECT "cid", "name", "coll" FROM pragma_index_xinfo(?) WHERE "key" = 1 ORDER BY "seqno"
                 """, arguments: [index])
             guard !columns.isEmpty, columns.allSatisfy({ ($0["cid"] as Int) >= 0 && ["BINARY", "NOCASE", "RTRIM"].contains(($0["coll"] as String? ?? "BINARY").uppercased()) }) else { continue }
             let key = columns.map { CaptureTriggers.UniqueColumn(name: $0["name"], collation: ($0["coll"] as String? ?? "BINARY").uppercased()) }
             if !keys.contains(key) { keys.append(key) }
+            if (row["partial"] as Int?) == 1 { partial = true }
         }
-        return keys
+        return (keys, partial)
     }
 
     /// Whether `table` is a rowid table whose key is not its rowid, and no column hides the

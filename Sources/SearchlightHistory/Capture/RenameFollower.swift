@@ -84,7 +84,8 @@ enum RenameFollower {
         var mapping: [String: String] = [:]
         var interrupted = false
         let collation = (try? EntitySchemaCheck.keyCollation(entity, db)) ?? "BINARY"
-        let expected = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: EntitySchemaCheck.trackedColumns(entity), keyCollation: collation)
+        let expected = CaptureTriggers.render(entity: entity, entityID: id, trackedColumns: EntitySchemaCheck.trackedColumns(entity), keyCollation: collation,
+                                              generatedColumns: (try? EntitySchemaCheck.hasGeneratedColumns(entity.table, db)) ?? false)
         for (name, sql) in expected.statements {
             guard let actual = try String.fetchOne(db, sql: #"SELECT "sql" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = ?"#, arguments: [name]) else { continue }
             let old = quotedIdentifiers(sql), new = quotedIdentifiers(actual)
