@@ -142,7 +142,7 @@ package struct CaptureInstaller {
                 }
             }
             let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation,
-                                                  uniqueKeys: entry.uniqueKeys, separateRowid: entry.separateRowid,
+                                                  uniqueKeys: entry.uniqueKeys, uniqueKeyConditions: entry.uniqueKeyConditions, separateRowid: entry.separateRowid,
                                                   generatedColumns: entry.generatedColumns, partialUniqueKey: entry.partialUniqueKey)
             if knownIDs[entry.entity.name] != nil {
                 // The watch for rows a REPLACE deletes through another unique key (the app added

@@ -167,12 +167,14 @@ package struct CaptureTriggers {
     /// trigger keeps the rows the written values would collide with, and the AFTER trigger
     /// records a delete for each that is gone. Placeholders as in ``template``, plus:
     /// - `{{collides_with_new}}`: true for a row of the table, other than the written one,
-    ///   holding the values of one of the table's unique keys that `NEW` holds (a superset of
-    ///   the rows a REPLACE deletes: a partial index's condition is left out; the AFTER trigger
+    ///   holding the values of one of the table's unique keys that `NEW` holds, and a partial
+    ///   index's condition as written, so that the index answers (a superset of the rows a
+    ///   REPLACE deletes: whether `NEW` meets the condition is left out; the AFTER trigger
     ///   records only the rows that are gone)
     /// - `{{of_unique_columns}}`: ` OF ` and the columns of those keys (and the rowid's names);
     ///   nothing when one of them is a partial index (an update of a column of its `WHERE` can
-    ///   make a row collide)
+    ///   make a row collide) or the table has generated columns (a unique generated column
+    ///   changes with the columns it reads)
     /// - `{{open_transaction_select}}`: ``openTransactionSelect``
     ///
     /// The candidates live in `searchlight_conflict`, emptied for the entity before each
@@ -295,7 +297,7 @@ package struct CaptureTriggers {
     /// that one of `uniqueKeys` is a partial index (its collision triggers then run on every
     /// update).
     package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String], keyCollation: String = "BINARY",
-                               uniqueKeys: [[UniqueColumn]] = [], separateRowid: Bool = false,
+                               uniqueKeys: [[UniqueColumn]] = [], uniqueKeyConditions: [String?] = [], separateRowid: Bool = false,
                                generatedColumns: Bool = false, partialUniqueKey: Bool = false) -> Rendered {
         let key = SQLQuoting.identifier(entity.primaryKey)
         // BINARY keys keep the plain comparison, which the scratch table's primary key serves.
@@ -326,11 +328,15 @@ package struct CaptureTriggers {
         let rowidNames = ["rowid", "oid", "_rowid_"].filter { $0.caseInsensitiveCompare(entity.primaryKey) != .orderedSame }
         let keyNames = [entity.primaryKey] + rowidNames
         let keyAndTracked = (keyNames + tracked).map(SQLQuoting.identifier).joined(separator: ", ")
-        var collisions: [String] = uniqueKeys.filter { !$0.isEmpty }.map { columns -> String in
-            "(" + columns.map { column -> String in
+        var collisions: [String] = uniqueKeys.indices.filter { !uniqueKeys[$0].isEmpty }.map { index -> String in
+            var terms = uniqueKeys[index].map { column -> String in
                 let c = SQLQuoting.identifier(column.name)
                 return "\(c) = NEW.\(c) COLLATE \(column.collation.uppercased())"
-            }.joined(separator: " AND ") + ")"
+            }
+            // A partial index's condition, as written: with it, SQLite can look the rows up
+            // through that index (without it, it reads the whole table on every write).
+            if index < uniqueKeyConditions.count, let condition = uniqueKeyConditions[index] { terms.append("(\(condition))") }
+            return "(" + terms.joined(separator: " AND ") + ")"
         }
         var uniqueColumns: [String] = []
         for column in uniqueKeys.joined() where !uniqueColumns.contains(where: { $0.caseInsensitiveCompare(column.name) == .orderedSame }) {
@@ -357,7 +363,7 @@ package struct CaptureTriggers {
             "key_names": keyNames.map(SQLQuoting.identifier).joined(separator: ", "),
             "of_key_and_tracked": generatedColumns ? "" : " OF " + keyAndTracked,
             "collides_with_new": collisions.joined(separator: " OR "),
-            "of_unique_columns": partialUniqueKey ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
+            "of_unique_columns": partialUniqueKey || generatedColumns ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
         ])
         let statements = sql.components(separatedBy: "\nEND;")
             .map { $0.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n") }

@@ -11,6 +11,8 @@ struct EntitySchemaCheck {
     /// The table's unique keys besides its primary key that the capture triggers watch (see
     /// ``CaptureTriggers/conflictTemplate``).
     var uniqueKeys: [[CaptureTriggers.UniqueColumn]] = []
+    /// The `WHERE` of each of ``uniqueKeys`` that is a partial index (nil for the others).
+    var uniqueKeyConditions: [String?] = []
     /// The table has a rowid that is not its key (a rowid table whose key is not an INTEGER
     /// PRIMARY KEY): an `INSERT OR REPLACE` naming the rowid can delete another row.
     var separateRowid = false
@@ -102,7 +104,7 @@ struct EntitySchemaCheck {
         let tracked = try trackedColumns(entity).map { try resolve($0, "tracked column") }
         let unique = try uniqueKeys(entity.table, db)
         let rowid = try hasSeparateRowid(entity.table, columns: columns, db)
-        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation, uniqueKeys: unique.keys, separateRowid: rowid,
+        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation, uniqueKeys: unique.keys, uniqueKeyConditions: unique.conditions, separateRowid: rowid,
                                  generatedColumns: try hasGeneratedColumns(entity.table, db), partialUniqueKey: unique.partial)
     }
 
@@ -110,12 +112,16 @@ struct EntitySchemaCheck {
     /// indexes, partial ones included), each as its columns and their collations. A key on an
     /// expression, or compared with a collation the application defines (which another
     /// process's writer would not have), is left out: its collisions are not recorded.
-    /// `partial` says one of them is a partial index.
-    static func uniqueKeys(_ table: String, _ db: Database) throws -> (keys: [[CaptureTriggers.UniqueColumn]], partial: Bool) {
+    /// `partial` says one of them is a partial index, and `conditions` holds each key's `WHERE`
+    /// as written in its `CREATE INDEX` (nil for a full index, or when it cannot be read).
+    static func uniqueKeys(_ table: String, _ db: Database) throws -> (keys: [[CaptureTriggers.UniqueColumn]], conditions: [String?], partial: Bool) {
         let indexes = try Row.fetchAll(db, sql: """
-            SELECT "name", "partial" FROM pragma_index_list(?) WHERE "unique" = 1 AND "origin" <> 'pk' ORDER BY "name"
+            SELECT "l"."name", "l"."partial", "m"."sql" FROM pragma_index_list(?) AS "l"
+            LEFT JOIN "sqlite_master" AS "m" ON "m"."type" = 'index' AND "m"."name" = "l"."name"
+            WHERE "l"."unique" = 1 AND "l"."origin" <> 'pk' ORDER BY "l"."name"
             """, arguments: [table])
         var keys: [[CaptureTriggers.UniqueColumn]] = []
+        var conditions: [String?] = []
         var partial = false
         for row in indexes {
             let index: String = row["name"]
@@ -124,10 +130,43 @@ struct EntitySchemaCheck {
                 """, arguments: [index])
             guard !columns.isEmpty, columns.allSatisfy({ ($0["cid"] as Int) >= 0 && ["BINARY", "NOCASE", "RTRIM"].contains(($0["coll"] as String? ?? "BINARY").uppercased()) }) else { continue }
             let key = columns.map { CaptureTriggers.UniqueColumn(name: $0["name"], collation: ($0["coll"] as String? ?? "BINARY").uppercased()) }
-            if !keys.contains(key) { keys.append(key) }
-            if (row["partial"] as Int?) == 1 { partial = true }
+            let isPartial = (row["partial"] as Int?) == 1
+            let condition = isPartial ? (row["sql"] as String?).flatMap(partialIndexCondition) : nil
+            if isPartial { partial = true }
+            if !zip(keys, conditions).contains(where: { $0.0 == key && $0.1 == condition }) {
+                keys.append(key)
+                conditions.append(condition)
+            }
         }
-        return (keys, partial)
+        return (keys, conditions, partial)
+    }
+
+    /// The `WHERE` expression of a `CREATE INDEX … ON t(…) WHERE expr` statement: what follows
+    /// the column list, read with quotes and parentheses respected. nil when there is none.
+    static func partialIndexCondition(_ sql: String) -> String? {
+        var depth = 0
+        var quote: Character?
+        var sawList = false
+        var index = sql.startIndex
+        while index < sql.endIndex {
+            let character = sql[index]
+            if let open = quote {
+                if character == (open == "[" ? "]" : open) { quote = nil }
+            } else if character == "\"" || character == "'" || character == "`" || character == "[" {
+                quote = character
+            } else if character == "(" {
+                depth += 1
+            } else if character == ")" {
+                depth -= 1
+                if depth == 0 { sawList = true; index = sql.index(after: index); break }
+            }
+            index = sql.index(after: index)
+        }
+        guard sawList else { return nil }
+        let rest = sql[index...].drop(while: \.isWhitespace)
+        guard rest.prefix(5).uppercased() == "WHERE", let next = rest.dropFirst(5).first, next.isWhitespace || next == "(" else { return nil }
+        let condition = rest.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)
+        return condition.isEmpty ? nil : condition
     }
 
     /// Whether `table` is a rowid table whose key is not its rowid, and no column hides the

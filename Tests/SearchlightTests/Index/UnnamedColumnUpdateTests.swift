@@ -66,6 +66,13 @@ import SearchlightTestSupport
                        change: "UPDATE OR REPLACE t SET active = 1 WHERE id = 2;", words: ["wone", "wtwo"]))
     }
 
+    @Test(arguments: ["VIRTUAL", "STORED"])
+    func aReplaceThroughAUniqueGeneratedColumnRecordsTheRowItDisplaces(_ kind: String) throws {
+        try check(Case(schema: "CREATE TABLE t(id INTEGER PRIMARY KEY, w TEXT, g TEXT GENERATED ALWAYS AS (lower(w)) \(kind) UNIQUE, body TEXT)",
+                       key: "id", setup: "INSERT INTO t(id, w, body) VALUES (1, 'Ab', 'wone'), (2, 'cd', 'wtwo');",
+                       change: "UPDATE OR REPLACE t SET w = 'AB' WHERE id = 2;", words: ["wone", "wtwo"]))
+    }
+
     /// A row whose key is NULL (legal in a rowid table with a TEXT key) has no identity; a
     /// REPLACE that displaces it must still go through, as it does without Searchlight.
     @Test func aReplaceThatDisplacesARowWithANullKeyIsNotRefused() throws {
