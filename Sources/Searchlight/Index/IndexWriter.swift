@@ -88,23 +88,22 @@ package struct IndexWriter {
         return counts
     }
 
-    /// A text statement's arguments, built as one array of `DatabaseValue`: GRDB's initializer
-    /// from optional existentials (`[(any DatabaseValueConvertible)?]`) unboxes each value through
-    /// its witness table (about 5,700 instructions for a rowid and three fields); from values
-    /// that are already `DatabaseValue`, it copies them.
+    /// A text statement's arguments, built in one array: GRDB's sequence initializer maps
+    /// through a key path and its array literal boxes each value, then `+` merges the two
+    /// (together 6% of a rebuild's instructions).
     private static func arguments(_ rowid: Int64, then fields: [String]) -> StatementArguments {
-        var values: [DatabaseValue] = []
+        var values: [(any DatabaseValueConvertible)?] = []
         values.reserveCapacity(fields.count + 1)
-        values.append(rowid.databaseValue)
-        for field in fields { values.append(field.databaseValue) }
+        values.append(rowid)
+        for field in fields { values.append(field) }
         return StatementArguments(values)
     }
 
     private static func arguments(_ fields: [String], then rowid: Int64) -> StatementArguments {
-        var values: [DatabaseValue] = []
+        var values: [(any DatabaseValueConvertible)?] = []
         values.reserveCapacity(fields.count + 1)
-        for field in fields { values.append(field.databaseValue) }
-        values.append(rowid.databaseValue)
+        for field in fields { values.append(field) }
+        values.append(rowid)
         return StatementArguments(values)
     }
 
