@@ -34,6 +34,8 @@ enum Workload: String, CaseIterable {
     // the index's own FTS5 table as raw SQL.
     case search = "search"
     case rawSearch = "raw-search"
+    /// Raw SQL that ranks first and computes the page's snippets after, one row at a time.
+    case rawSearchPage = "raw-search-page"
 
     /// The bench's table, and its model (the same as scenarios 1 to 3).
     static let schema = "CREATE TABLE docs(id INTEGER PRIMARY KEY, key TEXT, title TEXT, body TEXT)"
@@ -96,7 +98,7 @@ enum Workload: String, CaseIterable {
                 }
             }
             try Self.checkpoint(queue)
-        case .search, .rawSearch:
+        case .search, .rawSearch, .rawSearchPage:
             let store = try Self.trackedStore(context)
             try store.write(author: "import") { db in try Self.insert(context.documents, db) }
             try Indexer(store: store).indexPendingChanges()
@@ -161,26 +163,39 @@ enum Workload: String, CaseIterable {
             for _ in 0..<context.count {
                 for query in context.queries { _ = try index.search(query, limit: 20) }
             }
+        case .rawSearchPage:
+            // A careful hand-written search: rank and count without snippets, then the page's
+            // titles and snippets, one row at a time.
+            let queue = try DatabaseQueue(path: context.path)
+            try queue.read { db in
+                let table = SQLQuoting.identifier(try Self.ftsTable(db, context.path))
+                let rank = try db.makeStatement(sql: """
+                    SELECT rowid, bm25(\(table), 10, 1) AS score, (SELECT count(*) FROM \(table) WHERE \(table) MATCH ?1) AS total
+                    FROM \(table) WHERE \(table) MATCH ?1 ORDER BY score LIMIT 20
+                    """)
+                let page = try db.makeStatement(sql: """
+                    SELECT highlight(\(table), 0, '[', ']'), snippet(\(table), -1, '[', ']', '…', 12) FROM \(table) WHERE \(table) MATCH ?1 AND rowid = ?2
+                    """)
+                for _ in 0..<context.count {
+                    for expression in Self.rawExpressions(context.queries) {
+                        for rowid in try Int64.fetchAll(rank, arguments: [expression]) { _ = try Row.fetchAll(page, arguments: [expression, rowid]) }
+                    }
+                }
+            }
         case .rawSearch:
             // What a user would write by hand against the same FTS5 table: ranked hits with a
             // snippet and the title, and the total. A CJK word is the phrase of its characters,
             // as the index stores them.
             let queue = try DatabaseQueue(path: context.path)
             try queue.read { db in
-                guard let fts = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'searchlight_fts_*_g*' AND sql LIKE 'CREATE VIRTUAL TABLE%'") else {
-                    throw Failure(description: "no index in \(context.path)")
-                }
-                let table = SQLQuoting.identifier(fts)
+                let table = SQLQuoting.identifier(try Self.ftsTable(db, context.path))
                 let statement = try db.makeStatement(sql: """
                     SELECT rowid, highlight(\(table), 0, '[', ']'), snippet(\(table), -1, '[', ']', '…', 12), bm25(\(table), 10, 1) AS score,
                            (SELECT count(*) FROM \(table) WHERE \(table) MATCH ?1) AS total
                     FROM \(table) WHERE \(table) MATCH ?1 ORDER BY score LIMIT 20
                     """)
-                let expressions = context.queries.map { query in
-                    query.split(separator: " ").map { word in "\"" + word.map(String.init).joined(separator: " ") + "\"" }.joined(separator: " AND ")
-                }
                 for _ in 0..<context.count {
-                    for expression in expressions { _ = try Row.fetchAll(statement, arguments: [expression]) }
+                    for expression in Self.rawExpressions(context.queries) { _ = try Row.fetchAll(statement, arguments: [expression]) }
                 }
             }
         }
@@ -189,6 +204,21 @@ enum Workload: String, CaseIterable {
     // MARK: - Helpers
 
     struct Failure: Error, CustomStringConvertible { var description: String }
+
+    /// The index's FTS5 table.
+    static func ftsTable(_ db: Database, _ path: String) throws -> String {
+        guard let fts = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'searchlight_fts_*_g*' AND sql LIKE 'CREATE VIRTUAL TABLE%'") else {
+            throw Failure(description: "no index in \(path)")
+        }
+        return fts
+    }
+
+    /// Each query's words as FTS5 phrases of their characters, as the index stores CJK text.
+    static func rawExpressions(_ queries: [String]) -> [String] {
+        queries.map { query in
+            query.split(separator: " ").map { word in "\"" + word.map(String.init).joined(separator: " ") + "\"" }.joined(separator: " AND ")
+        }
+    }
 
     static func writeDatabase(_ context: Context) throws -> DatabaseQueue {
         if context.tracked {

@@ -38,7 +38,7 @@ struct WorkloadCommand: ParsableCommand {
         let decoder = JSONDecoder()
         let text = try String(contentsOfFile: documents, encoding: .utf8)
         let documents = try text.split(separator: "\n").map { try decoder.decode(Workload.Document.self, from: Data($0.utf8)) }
-        guard (1...documents.count).contains(count) || workload == .search || workload == .rawSearch else {
+        guard (1...documents.count).contains(count) || [.search, .rawSearch, .rawSearchPage].contains(workload) else {
             throw ValidationError("--count must be from 1 to the \(documents.count) documents")
         }
         let url = URL(fileURLWithPath: directory)
