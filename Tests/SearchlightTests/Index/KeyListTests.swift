@@ -16,6 +16,10 @@ struct KeyListTests {
         #expect(Set((1...500).map(KeyList.sizeClass)).count == 10)
     }
 
+    @Test func placeholdersAreGRDBs() {
+        #expect((1...500).allSatisfy { KeyList.placeholders($0) == databaseQuestionMarks(count: $0) })
+    }
+
     @Test func thePaddingMatchesNothing() throws {
         let queue = try DatabaseQueue()
         try queue.write { db in
