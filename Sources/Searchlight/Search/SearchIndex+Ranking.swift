@@ -140,9 +140,12 @@ extension SearchIndex {
                 sql += ", " + sortKeys[entity.id, default: "NULL"] + " AS searchlight_sort_key"
                 orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
             }
-            let inline = try order == .relevance
-                && Self.inlinesSnippets(matches: min(count, rankingCap), needed: needed,
-                                        averageTokens: min(count, rankingCap) > needed ? Self.averageTokens(fts: scope.schema.ftsTable(entity.id), db) : nil)
+            // FTS5's totals are read only when the count alone would put snippets inline and
+            // some of them would fall beyond the page.
+            let ranked = min(count, rankingCap)
+            let inline = try order == .relevance && Self.inlinesSnippets(matches: ranked, needed: needed, averageTokens: nil)
+                && (ranked <= needed || Self.inlinesSnippets(matches: ranked, needed: needed,
+                                                             averageTokens: Self.averageTokens(fts: scope.schema.ftsTable(entity.id), db)))
             if inline {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
                 arguments += hitArguments(entity, in: scope)

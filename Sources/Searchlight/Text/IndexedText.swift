@@ -117,7 +117,6 @@ package struct IndexedText: Hashable, Sendable {
     /// The rules of the default tokenizer.
     package static let standard = IndexedText(tokenizer: "unicode61")
 
-    /// Text as the index stores it (and as queries are matched against it).
     /// Whether `text` is ASCII without NUL, read from its contiguous UTF-8 when it has some
     /// (a native string does): iterating `utf8` cost a few dozen instructions a byte.
     static func isPlainASCII(_ text: String) -> Bool {
@@ -130,6 +129,7 @@ package struct IndexedText: Hashable, Sendable {
         return text.utf8.allSatisfy { $0 < 0x80 && $0 != 0 }
     }
 
+    /// Text as the index stores it (and as queries are matched against it).
     package func prepare(_ text: String) -> String {
         // ASCII is already NFC and NFKC, and holds no CJK: most text takes this path. (A NUL
         // would end the text for SQLite: it becomes a space.)
