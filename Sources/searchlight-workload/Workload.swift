@@ -89,7 +89,7 @@ enum Workload: String, CaseIterable {
             }
             try Self.checkpoint(store.dbPool)
         case .rawInserts, .rawUpdates, .rawDeletes:
-            let queue = try DatabaseQueue(path: context.plainPath)
+            let queue = try Self.walDatabase(context.plainPath)
             try queue.write { db in
                 try db.execute(sql: "CREATE VIRTUAL TABLE plain USING fts5(title, body, tokenize = \(SQLQuoting.literal(Self.model.tokenizer)), prefix = \(SQLQuoting.literal(IndexSchema.prefixes)))")
                 if self != .rawInserts {
@@ -225,11 +225,21 @@ enum Workload: String, CaseIterable {
             let store = try trackedStore(context)
             try checkpoint(store.dbPool)
         } else {
-            let queue = try DatabaseQueue(path: context.path)
-            try queue.write { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
-            try queue.write { try $0.execute(sql: schema) }
+            try walDatabase(context.path).write { try $0.execute(sql: schema) }
         }
         return try DatabaseQueue(path: context.path)
+    }
+
+    /// A new database in WAL mode, as a tracked one is (a HistoryStore's), so that a baseline
+    /// writes the same way. (SQLite cannot change the journal mode inside a transaction.)
+    static func walDatabase(_ path: String) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
+                throw Failure(description: "\(path) is not in WAL mode")
+            }
+        }
+        return queue
     }
 
     static func trackedStore(_ context: Context) throws -> HistoryStore {
