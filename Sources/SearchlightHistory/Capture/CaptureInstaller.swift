@@ -142,8 +142,7 @@ package struct CaptureInstaller {
                 }
             }
             let rendered = CaptureTriggers.render(entity: entry.entity, entityID: id, trackedColumns: entry.tracked, keyCollation: entry.keyCollation,
-                                                  uniqueKeys: entry.uniqueKeys, uniqueKeyConditions: entry.uniqueKeyConditions, separateRowid: entry.separateRowid,
-                                                  generatedColumns: entry.generatedColumns, partialUniqueKey: entry.partialUniqueKey)
+                                                  uniqueKeys: entry.uniqueKeys, separateRowid: entry.separateRowid, generatedColumns: entry.generatedColumns)
             if knownIDs[entry.entity.name] != nil {
                 // The watch for rows a REPLACE deletes through another unique key (the app added
                 // or changed one, or capture was installed by a release without it): until now

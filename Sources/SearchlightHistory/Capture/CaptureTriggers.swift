@@ -279,6 +279,22 @@ package struct CaptureTriggers {
         }
     }
 
+    /// A unique key of a table besides its primary key: its columns, and for a partial index
+    /// its condition.
+    package struct UniqueKey: Hashable, Sendable {
+        package var columns: [UniqueColumn]
+        /// The partial index's `WHERE` as written (nil for a full index, or when it could not
+        /// be read).
+        package var condition: String?
+        /// A partial index: an update of a column of its `WHERE` can make a row collide.
+        package var isPartial: Bool
+        package init(columns: [UniqueColumn], condition: String? = nil, isPartial: Bool = false) {
+            self.columns = columns
+            self.condition = condition
+            self.isPartial = isPartial
+        }
+    }
+
     /// The trigger statements of one entity, keyed by trigger name.
     package struct Rendered {
         package var statements: [(name: String, sql: String)]
@@ -292,13 +308,11 @@ package struct CaptureTriggers {
     ///
     /// `uniqueKeys` are the table's unique keys besides its primary key (each its columns and
     /// their built-in collations) and `separateRowid` says the table has a rowid that is not its
-    /// key: either adds ``conflictTemplate``'s triggers. `generatedColumns` says the table has
-    /// generated columns (its update triggers then run on every update), `partialUniqueKey`
-    /// that one of `uniqueKeys` is a partial index (its collision triggers then run on every
-    /// update).
+    /// key: either adds ``conflictTemplate``'s triggers (which run on every update when one of
+    /// the keys is a partial index). `generatedColumns` says the table has generated columns
+    /// (its update triggers then run on every update).
     package static func render(entity: SearchlightModel.Entity, entityID: Int64, trackedColumns: [String], keyCollation: String = "BINARY",
-                               uniqueKeys: [[UniqueColumn]] = [], uniqueKeyConditions: [String?] = [], separateRowid: Bool = false,
-                               generatedColumns: Bool = false, partialUniqueKey: Bool = false) -> Rendered {
+                               uniqueKeys: [UniqueKey] = [], separateRowid: Bool = false, generatedColumns: Bool = false) -> Rendered {
         let key = SQLQuoting.identifier(entity.primaryKey)
         // BINARY keys keep the plain comparison, which the scratch table's primary key serves.
         let collate = keyCollation.uppercased() == "BINARY" ? "" : " COLLATE \(SQLQuoting.identifier(keyCollation))"
@@ -328,18 +342,18 @@ package struct CaptureTriggers {
         let rowidNames = ["rowid", "oid", "_rowid_"].filter { $0.caseInsensitiveCompare(entity.primaryKey) != .orderedSame }
         let keyNames = [entity.primaryKey] + rowidNames
         let keyAndTracked = (keyNames + tracked).map(SQLQuoting.identifier).joined(separator: ", ")
-        var collisions: [String] = uniqueKeys.indices.filter { !uniqueKeys[$0].isEmpty }.map { index -> String in
-            var terms = uniqueKeys[index].map { column -> String in
+        var collisions: [String] = uniqueKeys.filter { !$0.columns.isEmpty }.map { key -> String in
+            var terms = key.columns.map { column -> String in
                 let c = SQLQuoting.identifier(column.name)
                 return "\(c) = NEW.\(c) COLLATE \(column.collation.uppercased())"
             }
             // A partial index's condition, as written: with it, SQLite can look the rows up
             // through that index (without it, it reads the whole table on every write).
-            if index < uniqueKeyConditions.count, let condition = uniqueKeyConditions[index] { terms.append("(\(condition))") }
+            if let condition = key.condition { terms.append("(\(condition))") }
             return "(" + terms.joined(separator: " AND ") + ")"
         }
         var uniqueColumns: [String] = []
-        for column in uniqueKeys.joined() where !uniqueColumns.contains(where: { $0.caseInsensitiveCompare(column.name) == .orderedSame }) {
+        for column in uniqueKeys.map(\.columns).joined() where !uniqueColumns.contains(where: { $0.caseInsensitiveCompare(column.name) == .orderedSame }) {
             uniqueColumns.append(column.name)
         }
         if separateRowid {
@@ -363,7 +377,7 @@ package struct CaptureTriggers {
             "key_names": keyNames.map(SQLQuoting.identifier).joined(separator: ", "),
             "of_key_and_tracked": generatedColumns ? "" : " OF " + keyAndTracked,
             "collides_with_new": collisions.joined(separator: " OR "),
-            "of_unique_columns": partialUniqueKey || generatedColumns ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
+            "of_unique_columns": uniqueKeys.contains(where: \.isPartial) || generatedColumns ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
         ])
         let statements = sql.components(separatedBy: "\nEND;")
             .map { $0.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n") }

@@ -10,18 +10,13 @@ struct EntitySchemaCheck {
     var keyCollation: String
     /// The table's unique keys besides its primary key that the capture triggers watch (see
     /// ``CaptureTriggers/conflictTemplate``).
-    var uniqueKeys: [[CaptureTriggers.UniqueColumn]] = []
-    /// The `WHERE` of each of ``uniqueKeys`` that is a partial index (nil for the others).
-    var uniqueKeyConditions: [String?] = []
+    var uniqueKeys: [CaptureTriggers.UniqueKey] = []
     /// The table has a rowid that is not its key (a rowid table whose key is not an INTEGER
     /// PRIMARY KEY): an `INSERT OR REPLACE` naming the rowid can delete another row.
     var separateRowid = false
     /// The table has generated columns: an update of what they read changes them without
     /// naming them, so its update triggers run on every update.
     var generatedColumns = false
-    /// One of ``uniqueKeys`` is a partial index: an update of a column of its `WHERE` can make
-    /// a row collide, so its collision triggers run on every update.
-    var partialUniqueKey = false
 
     static func tableExists(_ table: String, _ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: """
@@ -104,41 +99,36 @@ struct EntitySchemaCheck {
         let tracked = try trackedColumns(entity).map { try resolve($0, "tracked column") }
         let unique = try uniqueKeys(entity.table, db)
         let rowid = try hasSeparateRowid(entity.table, columns: columns, db)
-        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation, uniqueKeys: unique.keys, uniqueKeyConditions: unique.conditions, separateRowid: rowid,
-                                 generatedColumns: try hasGeneratedColumns(entity.table, db), partialUniqueKey: unique.partial)
+        return EntitySchemaCheck(entity: entity, tracked: tracked, keyCollation: collation, uniqueKeys: unique, separateRowid: rowid,
+                                 generatedColumns: try hasGeneratedColumns(entity.table, db))
     }
 
     /// The unique keys of `table` besides its primary key (UNIQUE constraints and unique
     /// indexes, partial ones included), each as its columns and their collations. A key on an
     /// expression, or compared with a collation the application defines (which another
     /// process's writer would not have), is left out: its collisions are not recorded.
-    /// `partial` says one of them is a partial index, and `conditions` holds each key's `WHERE`
-    /// as written in its `CREATE INDEX` (nil for a full index, or when it cannot be read).
-    static func uniqueKeys(_ table: String, _ db: Database) throws -> (keys: [[CaptureTriggers.UniqueColumn]], conditions: [String?], partial: Bool) {
+    /// A partial index's key carries its `WHERE` as written in its `CREATE INDEX`.
+    static func uniqueKeys(_ table: String, _ db: Database) throws -> [CaptureTriggers.UniqueKey] {
         let indexes = try Row.fetchAll(db, sql: """
             SELECT "l"."name", "l"."partial", "m"."sql" FROM pragma_index_list(?) AS "l"
             LEFT JOIN "sqlite_master" AS "m" ON "m"."type" = 'index' AND "m"."name" = "l"."name"
             WHERE "l"."unique" = 1 AND "l"."origin" <> 'pk' ORDER BY "l"."name"
             """, arguments: [table])
-        var keys: [[CaptureTriggers.UniqueColumn]] = []
-        var conditions: [String?] = []
-        var partial = false
+        var keys: [CaptureTriggers.UniqueKey] = []
         for row in indexes {
             let index: String = row["name"]
             let columns = try Row.fetchAll(db, sql: """
                 SELECT "cid", "name", "coll" FROM pragma_index_xinfo(?) WHERE "key" = 1 ORDER BY "seqno"
                 """, arguments: [index])
             guard !columns.isEmpty, columns.allSatisfy({ ($0["cid"] as Int) >= 0 && ["BINARY", "NOCASE", "RTRIM"].contains(($0["coll"] as String? ?? "BINARY").uppercased()) }) else { continue }
-            let key = columns.map { CaptureTriggers.UniqueColumn(name: $0["name"], collation: ($0["coll"] as String? ?? "BINARY").uppercased()) }
             let isPartial = (row["partial"] as Int?) == 1
-            let condition = isPartial ? (row["sql"] as String?).flatMap(partialIndexCondition) : nil
-            if isPartial { partial = true }
-            if !zip(keys, conditions).contains(where: { $0.0 == key && $0.1 == condition }) {
-                keys.append(key)
-                conditions.append(condition)
-            }
+            let key = CaptureTriggers.UniqueKey(
+                columns: columns.map { CaptureTriggers.UniqueColumn(name: $0["name"], collation: ($0["coll"] as String? ?? "BINARY").uppercased()) },
+                condition: isPartial ? (row["sql"] as String?).flatMap(partialIndexCondition) : nil,
+                isPartial: isPartial)
+            if !keys.contains(key) { keys.append(key) }
         }
-        return (keys, conditions, partial)
+        return keys
     }
 
     /// The `WHERE` expression of a `CREATE INDEX … ON t(…) WHERE expr` statement: what follows
