@@ -6,7 +6,7 @@
 -- 'index.generation' and 'index.fingerprint' in searchlight_meta, and they move here). Keys:
 --   schemaVersion      the index schema version (1)
 --   generation         the live generation N of the tables below
---   layout             what generation N holds, as JSON: its version (5: text prepared as below),
+--   layout             what generation N holds, as JSON: its version (6: text prepared as below, and a vocabulary),
 --                      tokenizer, foldsChineseVariants (only when set), prefixes, and per entity
 --                      its id, table, key, fields (column, weight, role) and whether object ids
 --                      are the FTS rowids. Searches read it; a different layout forces a rebuild.
@@ -34,6 +34,16 @@ CREATE TABLE "searchlight_document_g1" (
   "object_id" NOT NULL,
   UNIQUE ("entity_id", "object_id")
 );
+
+-- The vocabulary (word tokenizers only: not trigram, not porter): every token of the indexed text,
+-- as the index's tokenizer makes it, with the number of documents (of all entities) that hold it.
+-- CJK characters and tokens of over 64 bytes are left out. The indexer keeps it in step with the
+-- text in the same transaction. Typo-tolerant search walks it for the words a few edits from a
+-- query word; suggestions complete a prefix from it, by document count.
+CREATE TABLE "searchlight_terms_g1" (
+  "term" TEXT PRIMARY KEY NOT NULL,
+  "documents" INTEGER NOT NULL
+) WITHOUT ROWID;
 
 -- One regular (contentful) FTS5 table per entity: the index keeps its own copy of the text, so
 -- a changed or deleted source row never leaves a stale match. Columns are the entity's fields.

@@ -51,10 +51,11 @@ struct DemoCommand: AsyncParsableCommand {
         print("4. Changing the data with plain SQL (no Searchlight code), while the indexer follows:")
         indexer.start()
         for edit in DemoDatabase.edits {
-            let before = try index.search(edit.query, asYouType: false, limit: 0).total
+            // Exact matches: the demo shows each edit reaching the index, not what typos find.
+            let before = try index.search(edit.query, asYouType: false, limit: 0, typos: .off).total
             try DemoDatabase.apply(edit, to: store.databaseWriter)
             try await indexer.waitUntilCaughtUp()
-            let after = try index.search(edit.query, limit: 0).total
+            let after = try index.search(edit.query, limit: 0, typos: .off).total
             print("   \(edit.description)")
             print("     search \(edit.query): \(before) → \(after) matches")
         }

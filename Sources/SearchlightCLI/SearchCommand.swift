@@ -37,6 +37,9 @@ struct SearchCommand: ParsableCommand {
     @Flag(help: "Pass the query to FTS5 as-is.")
     var raw = false
 
+    @Option(help: "Typo tolerance: 'on' (words the index lacks also match words 1 edit away from 5 letters, 2 from 9, after every exact match) or 'off' (exact matches only).")
+    var typos: TypoTolerance = .on
+
     /// How `search` prints hits.
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, json, jsonl, csv
@@ -60,14 +63,15 @@ struct SearchCommand: ParsableCommand {
         var titleHighlight: String?
         var snippet: String
         var score: Double
+        var typos: Int
 
         init(_ hit: SearchHit) {
             entity = hit.entity; id = hit.objectID; title = hit.title; titleHighlight = hit.titleHighlight
-            snippet = hit.snippet; score = hit.score
+            snippet = hit.snippet; score = hit.score; typos = hit.typos
         }
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case entity, id, title, titleHighlight, snippet, score }
+            enum Key: String, CodingKey { case entity, id, title, titleHighlight, snippet, score, typos }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(entity, forKey: .entity)
             try container.encode(id, forKey: .id)
@@ -75,6 +79,7 @@ struct SearchCommand: ParsableCommand {
             try container.encode(titleHighlight, forKey: .titleHighlight)
             try container.encode(snippet, forKey: .snippet)
             try container.encode(score, forKey: .score)
+            try container.encode(typos, forKey: .typos)
         }
     }
 
@@ -86,7 +91,7 @@ struct SearchCommand: ParsableCommand {
         let order = sort.map { SearchOrder.column($0, descending: !ascending) } ?? .relevance
         let results = raw
             ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset, order: order)
-            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset, order: order)
+            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset, order: order, typos: typos)
         switch format {
         case .json:
             struct Page: Encodable {
@@ -97,8 +102,9 @@ struct SearchCommand: ParsableCommand {
                 var droppedTerms: Int
                 var hits: [Hit]
                 var explanation: SearchExplanation?
+                var corrections: [SearchCorrection]
                 func encode(to encoder: any Encoder) throws {
-                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation }
+                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections }
                     var container = encoder.container(keyedBy: Key.self)
                     try container.encode(total, forKey: .total)
                     try container.encode(countsByEntity, forKey: .countsByEntity)
@@ -107,10 +113,12 @@ struct SearchCommand: ParsableCommand {
                     try container.encode(droppedTerms, forKey: .droppedTerms)
                     try container.encode(hits, forKey: .hits)
                     try container.encode(explanation, forKey: .explanation) // null when something matched
+                    try container.encode(corrections, forKey: .corrections) // [] when every hit is exact
                 }
             }
             print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
-                                       truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation)))
+                                       truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation,
+                                       corrections: results.corrections)))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)
@@ -130,8 +138,17 @@ struct SearchCommand: ParsableCommand {
             let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
             if let explanation = results.explanation { print(explanation.message) }
+            if !results.corrections.isEmpty { print(Self.describe(results.corrections)) }
             bounds(results).map { print($0) }
         }
+    }
+
+    /// `Typo matches: kernal → kernel, vernal (1 typo).`
+    static func describe(_ corrections: [SearchCorrection]) -> String {
+        "Typo matches (after the exact ones): " + corrections.map { correction in
+            let typos = Set(correction.replacements.map(\.typos)).sorted().map(String.init).joined(separator: " or ")
+            return "\(correction.word) → \(correction.replacements.map(\.text).joined(separator: ", ")) (\(typos) typo\(typos == "1" ? "" : "s"))"
+        }.joined(separator: "; ") + "."
     }
 
     /// What the search's bounds left out, if anything (a line of its own; on stderr for the
@@ -144,9 +161,14 @@ struct SearchCommand: ParsableCommand {
         if results.droppedTerms > 0 {
             notes.append("Searched the first \(SearchQuery.maximumTerms) terms: \(results.droppedTerms) more were left out.")
         }
+        if results.isCorrectionBounded {
+            notes.append("Typo corrections stopped at their bound on work: some words close to the query may be missing.")
+        }
         if results.isTruncated {
             notes.append("Stopped after \(results.hits.count) hits: --offset \(offset + results.hits.count) shows more.")
         }
         return notes.isEmpty ? nil : notes.joined(separator: " ")
     }
 }
+
+extension TypoTolerance: ExpressibleByArgument {}

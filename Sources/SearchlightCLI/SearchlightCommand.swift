@@ -12,7 +12,7 @@ struct SearchlightCommand: AsyncParsableCommand {
         abstract: "Full-text search that follows every change to an SQLite database.",
         version: SearchlightVersion.current,
         subcommands: [
-            InitCommand.self, IndexCommand.self, WatchCommand.self, SearchCommand.self, ReindexCommand.self,
+            InitCommand.self, IndexCommand.self, WatchCommand.self, SearchCommand.self, SuggestCommand.self, ReindexCommand.self,
             VerifyCommand.self, StatusCommand.self, HistoryCommand.self, CleanupCommand.self, UninstallCommand.self, DemoCommand.self,
         ])
 

@@ -31,7 +31,7 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-10, repeatable; 10, instruction counts under callgrind, runs only when named).")
+    @Option(help: "Run only these scenarios (1-11, repeatable; 10, instruction counts under callgrind, runs only when named).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -55,13 +55,19 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Rows (and documents) of scenario 10's smaller size; the larger is twice that.")
     var instructionRows = 1_000
 
+    @Option(help: "Typo'd queries in scenario 11.")
+    var typoQueries = 1_000
+
+    @Option(help: "The seed of scenario 11's queries.")
+    var typoSeed: UInt64 = 11
+
     @Option(help: .hidden)
     var rebuildChild: String?
 
     func run() async throws {
         if let rebuildChild { return try Indexing.rebuildChild(rebuildChild) }
         let documents = try Corpus.load(corpus, limit: limit)
-        let chosen = Set(scenario.isEmpty ? Array(1...9) : scenario)
+        let chosen = Set(scenario.isEmpty ? Array(1...9) + [11] : scenario)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
         var report = Report(
@@ -99,6 +105,7 @@ struct SearchlightBench: AsyncParsableCommand {
         } else if chosen.contains(9) {
             FileHandle.standardError.write(Data("scenario 9 (PostgreSQL sink) skipped: no --postgres\n".utf8))
         }
+        try step(11, "typo tolerance and suggestions") { try TypoSearch.run(documents, queryCount: typoQueries, seed: typoSeed) }
         if chosen.contains(10) {
             FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))
             report.figures += try Instructions.run(documents, rows: instructionRows, cjkCorpus: cjkCorpus.first)

@@ -39,7 +39,7 @@ import SearchlightTestSupport
 
     @Test func zeroHitQueriesSayWhyInTheTableAndInJSON() async throws {
         let db = try await indexed()
-        let table = try await CLI.run(["search", "--db", db.path, "kernal"])
+        let table = try await CLI.run(["search", "--db", db.path, "kernal", "--typos", "off"])
         #expect(table.status == 0)
         #expect(table.stdout.contains("0 of 0 matches"))
         #expect(table.stdout.contains(#"no match; did you mean "kernel"?"#), "\(table.stdout)")
@@ -49,7 +49,7 @@ import SearchlightTestSupport
         #expect(negative.status == 2 && negative.stderr.contains("--limit must not be negative"), "\(negative.stderr)")
         let symbols = try await CLI.run(["search", "--db", db.path, "©"])
         #expect(symbols.stdout.contains("nothing to search for"), "\(symbols.stdout)")
-        let page = try await json(["search", "--db", db.path, "kernal"])
+        let page = try await json(["search", "--db", db.path, "kernal", "--typos", "off"])
         let explanation = try #require(page["explanation"] as? [String: Any])
         #expect(explanation["reason"] as? String == "noMatch")
         #expect(explanation["suggestions"] as? [String] == ["kernel"])

@@ -10,10 +10,12 @@ package struct IndexLayout: Codable, Hashable, Sendable {
     /// 4: text is prepared by ``IndexedText`` (NFKC, `ß`, CJK segmentation).
     /// 5: every symbol, punctuation, format or private-use character beyond ASCII has
     /// separators around it, and REAL values are indexed as SQLite converts them to text (`0.3`,
-    /// not Swift's `0.30000000000000004`). An index of an earlier version is rebuilt once, online.
+    /// not Swift's `0.30000000000000004`).
+    /// 6: a word tokenizer's index keeps its vocabulary (``IndexVocabulary``).
+    /// An index of an earlier version is rebuilt once, online.
     package var version = IndexLayout.currentVersion
-    /// The version of the text preparation that this build writes.
-    package static let currentVersion = 5
+    /// The version of the index that this build writes.
+    package static let currentVersion = 6
     package var tokenizer: String
     /// Traditional Chinese folded to simplified (the model's `foldChineseVariants`).
     package var foldsChineseVariants = false

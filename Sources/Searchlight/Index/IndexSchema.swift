@@ -19,6 +19,8 @@ package struct IndexSchema: Sendable {
 
     package var documentTable: String { "searchlight_document_g\(generation)" }
     package func ftsTable(_ entityID: Int64) -> String { "searchlight_fts_\(entityID)_g\(generation)" }
+    /// The vocabulary of this generation (``IndexVocabulary``), with word tokenizers.
+    package var termTable: String { "searchlight_terms_g\(generation)" }
 
     /// The prefix lengths indexed for as-you-type queries. One-letter prefixes are indexed
     /// because expanding `a*` term by term is what made as-you-type slow; four-letter ones are
@@ -40,6 +42,14 @@ package struct IndexSchema: Sendable {
             )
             """,
         ]
+        if IndexVocabulary.isKept(for: IndexedText(tokenizer: tokenizer)) {
+            statements.append("""
+                CREATE TABLE \(SQLQuoting.identifier(termTable)) (
+                  "term" TEXT PRIMARY KEY NOT NULL,
+                  "documents" INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """)
+        }
         for entity in entities {
             let fts = SQLQuoting.identifier(ftsTable(entity.id))
             let columns = entity.fieldColumns.map(SQLQuoting.identifier).joined(separator: ", ")
@@ -63,7 +73,8 @@ package struct IndexSchema: Sendable {
     package static func dropGenerations(except keep: Set<Int>, _ db: Database) throws {
         let names = try String.fetchAll(db, sql: """
             SELECT "name" FROM "sqlite_master" WHERE "type" = 'table'
-            AND ("name" GLOB 'searchlight_document_g[0-9]*' OR "name" GLOB 'searchlight_fts_[0-9]*_g[0-9]*')
+            AND ("name" GLOB 'searchlight_document_g[0-9]*' OR "name" GLOB 'searchlight_fts_[0-9]*_g[0-9]*'
+                 OR "name" GLOB 'searchlight_terms_g[0-9]*')
             """)
         for name in names {
             guard let suffix = name.split(separator: "_").last, suffix.hasPrefix("g"), let generation = Int(suffix.dropFirst()) else { continue }

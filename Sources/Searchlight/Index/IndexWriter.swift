@@ -16,6 +16,8 @@ package struct IndexWriter {
         var updateText: String
         var deleteText: String
         var deleteDocument: String?
+        /// Reads a document's stored text (the vocabulary subtracts its words).
+        var selectText: String
         var findDocumentsPrefix: String
     }
 
@@ -36,6 +38,7 @@ package struct IndexWriter {
                 updateText: "UPDATE \(fts) SET \(assignments) WHERE rowid = ?",
                 deleteText: "DELETE FROM \(fts) WHERE rowid = ?",
                 deleteDocument: mapped ? "DELETE FROM \(documents) WHERE \"id\" = ?" : nil,
+                selectText: "SELECT \(columns) FROM \(fts) WHERE rowid = ?",
                 findDocumentsPrefix: mapped
                     ? "SELECT \"object_id\", \"id\" FROM \(documents) WHERE \"entity_id\" = ? AND \"object_id\" IN ("
                     : "SELECT rowid, rowid FROM \(fts) WHERE rowid IN (")
@@ -54,6 +57,7 @@ package struct IndexWriter {
         guard let source = sources[entityID] else { return Counts() }
         let sql = statements[entityID]!
         var counts = Counts()
+        var vocabulary = try makeVocabulary(db)
         let documents = try source.documents(for: ids, db)
         for start in stride(from: 0, to: documents.count, by: KeyList.maximumCount) {
             let chunk = documents[start..<min(start + KeyList.maximumCount, documents.count)]
@@ -67,16 +71,19 @@ package struct IndexWriter {
             for (id, fields) in chunk {
                 switch (fields, rowids[id]) {
                 case let (fields?, rowid?):
+                    let old = try vocabulary == nil ? nil : storedText(rowid, sql, db)
                     try db.cachedStatement(sql: sql.updateText).execute(arguments: Self.arguments(fields, then: rowid))
                     if db.changesCount == 0 {
                         // A document whose text is missing (a damaged index being repaired).
                         try db.cachedStatement(sql: sql.insertText).execute(arguments: Self.arguments(rowid, then: fields))
                     }
+                    vocabulary?.replace(old ?? [], with: fields)
                     counts.upserted += 1
                 case let (fields?, nil):
-                    try insertNew(id, fields: fields, entityID: entityID, db)
+                    try insertNew(id, fields: fields, entityID: entityID, vocabulary: &vocabulary, db)
                     counts.upserted += 1
                 case let (nil, rowid?):
+                    if vocabulary != nil, let old = try storedText(rowid, sql, db) { vocabulary?.count(old, sign: -1) }
                     try db.cachedStatement(sql: sql.deleteText).execute(arguments: [rowid])
                     if let deleteDocument = sql.deleteDocument { try db.cachedStatement(sql: deleteDocument).execute(arguments: [rowid]) }
                     counts.removed += 1
@@ -85,7 +92,22 @@ package struct IndexWriter {
                 }
             }
         }
+        try vocabulary?.flush(db)
         return counts
+    }
+
+    /// A writer of this generation's vocabulary (``IndexVocabulary``), nil when the index keeps
+    /// none (a trigram or porter tokenizer, or a generation built before it existed).
+    package func makeVocabulary(_ db: Database) throws -> IndexVocabulary? {
+        guard let text = sources.values.first?.text, IndexVocabulary.isKept(for: text),
+              try db.tableExists(schema.termTable) else { return nil }
+        return try IndexVocabulary(table: schema.termTable, text: text, db)
+    }
+
+    /// The text the index holds for `rowid` (nil if none).
+    private func storedText(_ rowid: Int64, _ sql: SQLText, _ db: Database) throws -> [String]? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql.selectText), arguments: [rowid]) else { return nil }
+        return (0..<row.count).map { (row[$0] as String?) ?? "" }
     }
 
     /// A text statement's arguments, built in one array: GRDB's sequence initializer maps
@@ -107,8 +129,9 @@ package struct IndexWriter {
         return StatementArguments(values)
     }
 
-    /// Adds an object the index does not hold yet (a rebuild fills empty tables this way).
-    package func insertNew(_ id: ObjectID, fields: [String], entityID: Int64, _ db: Database) throws {
+    /// Adds an object the index does not hold yet (a rebuild fills empty tables this way),
+    /// counting its words in `vocabulary` (written by its ``IndexVocabulary/flush(_:)``).
+    package func insertNew(_ id: ObjectID, fields: [String], entityID: Int64, vocabulary: inout IndexVocabulary?, _ db: Database) throws {
         let sql = statements[entityID]!
         let rowid: Int64
         if let insertDocument = sql.insertDocument {
@@ -120,5 +143,6 @@ package struct IndexWriter {
             throw SearchlightError(.databaseError, "object id \(id) of an INTEGER PRIMARY KEY table is not an integer")
         }
         try db.cachedStatement(sql: sql.insertText).execute(arguments: Self.arguments(rowid, then: fields))
+        vocabulary?.count(fields, sign: 1)
     }
 }

@@ -224,11 +224,13 @@ extension Indexer {
                                arguments: StatementArguments(after.map { [$0] } ?? []) + [configuration.rebuildChunkSize])
             : []
         var inserted = 0
+        var vocabulary = try writer.makeVocabulary(db)
         for row in rows {
             guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }
-            try writer.insertNew(id, fields: fields, entityID: source.entity.id, db)
+            try writer.insertNew(id, fields: fields, entityID: source.entity.id, vocabulary: &vocabulary, db)
             inserted += 1
         }
+        try vocabulary?.flush(db)
         let last: DatabaseValue? = rows.last?[0]
         let finished = rows.count < configuration.rebuildChunkSize || last == nil
         try IndexState.set(db, .rebuildEntity, finished ? entityIndex + 1 : entityIndex)

@@ -26,6 +26,8 @@ extension SearchIndex {
         var rowid: Int64
         /// The value sorted on (``SearchOrder/column(_:descending:)``).
         var sortKey: DatabaseValue = .null
+        /// Typos of a match of the typo tier (``TypoTolerance``); 0 for an exact match.
+        var typos = 0
         var hit: SearchHit?
     }
 
@@ -37,6 +39,8 @@ extension SearchIndex {
         var total = 0
         var ranked = 0
         var counts: [String: Int] = [:]
+        /// The SQL of each entity's sort column value (``SearchOrder/column(_:descending:)``).
+        var sortKeys: [Int64: String] = [:]
     }
 
     /// Below this many snippets expected from the ranking query (see ``inlinesSnippets``),
@@ -96,7 +100,6 @@ extension SearchIndex {
     /// Counts each entity's matches and keeps its best `needed` (at most
     /// ``Options/maximumRankedMatches`` of its newest matches are ranked), merged in order.
     func rank(_ query: SearchQuery, in scope: SearchScope, needed: Int, order: SearchOrder, _ db: Database) throws -> Ranking {
-        let rankingCap = max(options.maximumRankedMatches, 1)
         // The sort column, checked in every searched entity's table first.
         var sortKeys: [Int64: String] = [:]
         if case let .column(column, _) = order {
@@ -113,73 +116,108 @@ extension SearchIndex {
         var candidates: [Candidate] = []
         var columnErrors: [DatabaseError] = []
         for entity in scope.entities {
-            let fts = scope.fts(entity)
             // nil: a term names a field this entity lacks, so nothing of it can match.
             let entityExpression = if let parsed { parsed.expression(columns: Set(entity.fieldColumns.map { $0.lowercased() })) }
                                    else { query.expression(for: scope.text, columns: entity.fieldColumns) } // raw
             guard let expression = entityExpression else { continue }
             expressions[entity.id] = expression
-            let count: Int
+            let matches: Matches
             do {
-                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
+                matches = try rankMatches(of: entity, expression: expression, in: scope, needed: needed, order: order,
+                                          sortKey: sortKeys[entity.id], db)
             } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
                 counts[entity.entity.name] = 0
                 continue
             }
-            counts[entity.entity.name] = count
-            total += count
-            ranked += min(count, rankingCap)
-            if needed == 0 || count == 0 { continue }
-            var sql = "SELECT \(fts).rowid, rank"
-            var arguments: StatementArguments = []
-            var orderBy = "rank, \(fts).rowid"
-            if case let .column(_, descending) = order {
-                // Every row's value is needed to sort: snippets wait for the page.
-                sql += ", " + sortKeys[entity.id, default: "NULL"] + " AS searchlight_sort_key"
-                orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
-            }
-            // FTS5's totals are read only when the count alone would put snippets inline and
-            // some of them would fall beyond the page.
-            let ranked = min(count, rankingCap)
-            let inline = try order == .relevance && Self.inlinesSnippets(matches: ranked, needed: needed, averageTokens: nil)
-                && (ranked <= needed || Self.inlinesSnippets(matches: ranked, needed: needed,
-                                                             averageTokens: Self.averageTokens(fts: scope.schema.ftsTable(entity.id), db)))
-            if inline {
-                sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
-                arguments += hitArguments(entity, in: scope)
-            }
-            sql += " FROM \(fts) WHERE \(fts) MATCH ?"
-            arguments += [expression]
-            if count > rankingCap {
-                // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
-                // microsecond a match, and a term in half the documents has tens of thousands.
-                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
-                                                arguments: [expression, rankingCap - 1]) ?? Int64.min
-                sql += " AND \(fts).rowid >= ?"
-                arguments += [lowest]
-            }
-            sql += " ORDER BY \(orderBy) LIMIT ?"
-            arguments += [needed]
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
-            while let row = try rows.next() {
-                var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
-                if order != .relevance { candidate.sortKey = row[2] }
-                if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
-                candidates.append(candidate)
-            }
+            counts[entity.entity.name] = matches.count
+            total += matches.count
+            ranked += matches.ranked
+            candidates += matches.candidates
         }
         if let error = columnErrors.first, columnErrors.count == scope.entities.count { throw error }
+        Self.sort(&candidates, order: order)
+        return Ranking(candidates: candidates, expressions: expressions, total: total, ranked: ranked, counts: counts, sortKeys: sortKeys)
+    }
+
+    /// Orders candidates: by the sort column if any, then fewer typos, better rank, entity
+    /// name and rowid.
+    static func sort(_ candidates: inout [Candidate], order: SearchOrder) {
         candidates.sort { a, b in
             if case let .column(_, descending) = order, let first = SearchOrder.precedes(a.sortKey, b.sortKey, descending: descending) {
                 return first
             }
+            if a.typos != b.typos { return a.typos < b.typos }
             if a.score != b.score { return a.score < b.score }
             if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
             return a.rowid < b.rowid
         }
-        return Ranking(candidates: candidates, expressions: expressions, total: total, ranked: ranked, counts: counts)
+    }
+
+    /// One entity's matches of an expression: their count, how many were ranked, and the best
+    /// `needed` of them.
+    struct Matches {
+        var count = 0
+        var ranked = 0
+        var candidates: [Candidate] = []
+    }
+
+    /// Counts one entity's matches of `expression` and keeps its best `needed` (of its newest
+    /// ``Options/maximumRankedMatches``). With `typos` (the typo tier, ``TypoPlan``), the
+    /// matches are ordered by their typo count first, and snippets always wait for the page.
+    func rankMatches(of entity: IndexedEntity, expression: String, in scope: SearchScope, needed: Int, order: SearchOrder,
+                     sortKey: String?, typos: (sql: String, arguments: StatementArguments)? = nil, _ db: Database) throws -> Matches {
+        let rankingCap = max(options.maximumRankedMatches, 1)
+        let fts = scope.fts(entity)
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
+        var matches = Matches(count: count, ranked: min(count, rankingCap))
+        if needed == 0 || count == 0 { return matches }
+        var sql = "SELECT \(fts).rowid, rank"
+        var arguments: StatementArguments = []
+        var orderBy = "rank, \(fts).rowid"
+        if case let .column(_, descending) = order {
+            // Every row's value is needed to sort: snippets wait for the page.
+            sql += ", " + (sortKey ?? "NULL") + " AS searchlight_sort_key"
+            orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
+        }
+        if let typos {
+            sql += ", " + typos.sql + " AS searchlight_typos"
+            arguments += typos.arguments
+            orderBy = (order == .relevance ? "searchlight_typos, " : "") + orderBy
+        }
+        // FTS5's totals are read only when the count alone would put snippets inline and
+        // some of them would fall beyond the page.
+        let ranked = matches.ranked
+        let inline = try order == .relevance && typos == nil && Self.inlinesSnippets(matches: ranked, needed: needed, averageTokens: nil)
+            && (ranked <= needed || Self.inlinesSnippets(matches: ranked, needed: needed,
+                                                         averageTokens: Self.averageTokens(fts: scope.schema.ftsTable(entity.id), db)))
+        if inline {
+            sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
+            arguments += hitArguments(entity, in: scope)
+        }
+        sql += " FROM \(fts) WHERE \(fts) MATCH ?"
+        arguments += [expression]
+        if count > rankingCap {
+            // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
+            // microsecond a match, and a term in half the documents has tens of thousands.
+            let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
+                                            arguments: [expression, rankingCap - 1]) ?? Int64.min
+            sql += " AND \(fts).rowid >= ?"
+            arguments += [lowest]
+        }
+        sql += " ORDER BY \(orderBy) LIMIT ?"
+        arguments += [needed]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+        let typosColumn = order == .relevance ? 2 : 3
+        while let row = try rows.next() {
+            var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
+            if order != .relevance { candidate.sortKey = row[2] }
+            if typos != nil { candidate.typos = row[typosColumn] }
+            if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
+            matches.candidates.append(candidate)
+        }
+        return matches
     }
 
     /// The SQL of an entity's value of a source column, read by key (``SearchOrder``).

@@ -10,32 +10,41 @@ extension SearchIndex {
     /// entity's matches, computing them for the page's rows only. (`rowid IN (…)` beside MATCH
     /// would make FTS5 run the whole query again for every id, prefix expansion included; the
     /// `+` keeps it a filter.)
-    func addSnippets(to page: inout [Candidate], in scope: SearchScope, expressions: [Int64: String], _ db: Database) throws {
-        // Snippets for the rest of the page: one walk of each entity's matches, computing them
-        // for the page's rows only. (`rowid IN (…)` beside MATCH would make FTS5 run the whole
-        // query again for every id, prefix expansion included; the `+` keeps it a filter.)
+    /// Hits of the typo tier take their snippets from the corrected query (`typoExpressions`),
+    /// so that the words it matched are highlighted.
+    func addSnippets(to page: inout [Candidate], in scope: SearchScope, expressions: [Int64: String],
+                     typoExpressions: [Int64: String] = [:], _ db: Database) throws {
         for entity in scope.entities {
-            let missing = page.indices.filter { page[$0].hit == nil && page[$0].entity.id == entity.id }
-            guard !missing.isEmpty else { continue }
-            let fts = scope.fts(entity)
-            let rowids = missing.map { page[$0].rowid }
-            let columns = Self.hitColumns(entity, fts: fts, documents: scope.documents)
-            let sql = """
-                SELECT \(fts).rowid, \(columns)
-                FROM \(fts) WHERE \(fts) MATCH ? AND \(fts).rowid BETWEEN ? AND ?
-                AND +\(fts).rowid IN (SELECT value FROM json_each(?))
-                """
-            let list = "[" + rowids.map(String.init).joined(separator: ",") + "]"
-            let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
-                                        arguments: hitArguments(entity, in: scope) + [expressions[entity.id], rowids.min(), rowids.max(), list])
-            var byRowid: [Int64: Row] = [:]
-            for row in rows { byRowid[row[0]] = row }
-            for index in missing {
-                guard let row = byRowid[page[index].rowid] else {
-                    throw SearchlightError(.databaseError, "the index lost document \(page[index].rowid) during a search")
-                }
-                page[index].hit = try hit(row, at: 1, entity: entity, score: page[index].score)
+            for tier in [false, true] {
+                let missing = page.indices.filter { page[$0].hit == nil && page[$0].entity.id == entity.id && (page[$0].typos > 0) == tier }
+                guard !missing.isEmpty else { continue }
+                try addSnippets(to: &page, missing, of: entity, in: scope,
+                                expression: tier ? typoExpressions[entity.id] : expressions[entity.id], db)
             }
+        }
+    }
+
+    /// Computes the hits of `page` at `missing`, all of `entity`, with `expression`.
+    private func addSnippets(to page: inout [Candidate], _ missing: [Int], of entity: IndexedEntity, in scope: SearchScope,
+                             expression: String?, _ db: Database) throws {
+        let fts = scope.fts(entity)
+        let rowids = missing.map { page[$0].rowid }
+        let columns = Self.hitColumns(entity, fts: fts, documents: scope.documents)
+        let sql = """
+            SELECT \(fts).rowid, \(columns)
+            FROM \(fts) WHERE \(fts) MATCH ? AND \(fts).rowid BETWEEN ? AND ?
+            AND +\(fts).rowid IN (SELECT value FROM json_each(?))
+            """
+        let list = "[" + rowids.map(String.init).joined(separator: ",") + "]"
+        let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
+                                    arguments: hitArguments(entity, in: scope) + [expression, rowids.min(), rowids.max(), list])
+        var byRowid: [Int64: Row] = [:]
+        for row in rows { byRowid[row[0]] = row }
+        for index in missing {
+            guard let row = byRowid[page[index].rowid] else {
+                throw SearchlightError(.databaseError, "the index lost document \(page[index].rowid) during a search")
+            }
+            page[index].hit = try hit(row, at: 1, entity: entity, score: page[index].score)
         }
     }
 

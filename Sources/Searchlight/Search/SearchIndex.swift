@@ -72,17 +72,22 @@ public final class SearchIndex: Sendable {
     /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
     /// When nothing matches, ``SearchResults/explanation`` says why, with "did you mean"
     /// suggestions.
+    ///
+    /// With `typos` ``TypoTolerance/on`` (the default), words the index lacks also match its
+    /// words a few edits away, after every exact match; ``TypoTolerance/off`` gives exact
+    /// matches only.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
-        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, explains: true)
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance,
+                       typos: TypoTolerance = .on) throws(SearchlightError) -> SearchResults {
+        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, typos: typos, explains: true)
     }
 
     func search(_ text: String, asYouType: Bool, entities: Set<String>?, limit: Int?, offset: Int,
-                order: SearchOrder = .relevance, explains: Bool) throws(SearchlightError) -> SearchResults {
+                order: SearchOrder = .relevance, typos: TypoTolerance = .off, explains: Bool) throws(SearchlightError) -> SearchResults {
         let columns = Set(store.model.entities.filter { entities?.contains($0.name) ?? true }.flatMap { $0.fields.map(\.column) })
         var results = SearchResults.empty
         if let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) {
-            results = try search(query, entities: entities, limit: limit, offset: offset, order: order)
+            results = try search(query, entities: entities, limit: limit, offset: offset, order: order, typos: typos)
             results.droppedTerms = query.droppedTerms
         } else {
             // Nothing to search for is no error, but bad arguments still are.
@@ -102,14 +107,19 @@ public final class SearchIndex: Sendable {
     ///   - limit: at most this many hits (`nil`: no limit); a page never holds more than
     ///     ``Options/maximumHits``, and ``SearchResults/isTruncated`` says when that cut it.
     ///   - offset: skip this many hits (paging).
+    ///   - typos: whether words the index lacks also match words a few edits away
+    ///     (``TypoTolerance``; raw queries always match exactly).
     /// - Throws: `invalidQuery` for a raw query SQLite rejects; `unknownEntity`;
     ///   `invalidArgument`; `indexNotBuilt` before the first indexing.
     public func search(_ query: SearchQuery, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance,
+                       typos: TypoTolerance = .on) throws(SearchlightError) -> SearchResults {
         try validate(entities: entities, limit: limit, offset: offset)
         try migrateIfNeeded()
         do {
-            return try store.databaseWriter.read { db in try run(query, entities: entities, limit: limit, offset: offset, order: order, db) }
+            return try store.databaseWriter.read { db in
+                try run(query, entities: entities, limit: limit, offset: offset, order: order, typos: typos, db)
+            }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
             let reason = error.message ?? "\(error)"
@@ -136,7 +146,8 @@ public final class SearchIndex: Sendable {
     /// A search: the ranking pass (``rank(_:in:needed:order:_:)``) finds, counts and orders the
     /// matches of each entity; the snippets pass (``addSnippets(to:in:expressions:_:)``) computes
     /// what the page shows for the hits the ranking query did not.
-    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder, _ db: Database) throws -> SearchResults {
+    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder,
+                     typos: TypoTolerance, _ db: Database) throws -> SearchResults {
         guard let (schema, layout) = try liveLayout(db) else {
             try store.checkInstalled(in: db) // no index at all: say so if Searchlight was uninstalled
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
@@ -148,14 +159,37 @@ public final class SearchIndex: Sendable {
         let pageSize = min(limit ?? max(options.maximumHits, 1), max(options.maximumHits, 1))
         // Saturating: a huge offset (paging past the end) must not overflow and crash.
         let (sum, overflow) = offset.addingReportingOverflow(pageSize)
-        let ranking = try rank(query, in: scope, needed: overflow ? Int.max : sum, order: order, db)
+        let needed = overflow ? Int.max : sum
+        var ranking = try rank(query, in: scope, needed: needed, order: order, db)
+        var typoExpressions: [Int64: String] = [:]
+        var corrections: [SearchCorrection] = []
+        var isCorrectionBounded = false
+        // The typo tier: after every exact match, those only the corrections find.
+        if typos == .on, let plan = try typoPlan(for: query, exactTotal: ranking.total, in: scope, db) {
+            let tier = try rankTypos(plan, exact: ranking, in: scope, needed: needed, order: order, db)
+            if tier.total > 0 {
+                corrections = plan.corrections
+                typoExpressions = tier.expressions
+                ranking.total += tier.total
+                ranking.ranked += tier.ranked
+                for (entity, count) in tier.counts { ranking.counts[entity, default: 0] += count }
+                ranking.candidates += tier.candidates
+                Self.sort(&ranking.candidates, order: order)
+            }
+            isCorrectionBounded = plan.isBounded
+        }
         var page = Array(ranking.candidates.dropFirst(offset).prefix(pageSize))
-        try addSnippets(to: &page, in: scope, expressions: ranking.expressions, db)
+        try addSnippets(to: &page, in: scope, expressions: ranking.expressions, typoExpressions: typoExpressions, db)
         // Cut at maximumHits while more ranked hits follow: say so.
         let asked = limit ?? Int.max
         let isTruncated = asked > pageSize && offset < ranking.ranked && ranking.ranked - offset > pageSize
-        return SearchResults(total: ranking.total, countsByEntity: ranking.counts, rankedMatches: ranking.ranked,
-                             isTruncated: isTruncated, hits: page.compactMap(\.hit))
+        var results = SearchResults(total: ranking.total, countsByEntity: ranking.counts, rankedMatches: ranking.ranked,
+                                    isTruncated: isTruncated, hits: page.compactMap { candidate in
+                                        candidate.hit.map { hit in var hit = hit; hit.typos = candidate.typos; return hit }
+                                    })
+        results.corrections = corrections
+        results.isCorrectionBounded = isCorrectionBounded
+        return results
     }
 
     /// The SQL that yields a hit's object id: the FTS rowid itself for rowid keys, the

@@ -110,11 +110,21 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
             /// The field it is restricted to (lower case), if any.
             package var column: String?
 
-            func fts(columns: Set<String>?) -> String? {
+            /// Index words it also matches, a few edits away (``TypoTolerance``).
+            package var corrections: [TermNeighbourhood.Match] = []
+
+            /// The term in FTS5 syntax, with its corrections of at most `typos` edits as
+            /// alternatives; nil when it names a field not among `columns`.
+            func fts(columns: Set<String>?, typos: Int = .max) -> String? {
                 if let column, let columns, !columns.contains(column) { return nil }
-                let phrase = "\"" + words.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (prefix ? " *" : "")
-                guard let column else { return phrase }
-                return "\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\" : " + phrase
+                func phrase(_ words: [String], prefix: Bool) -> String {
+                    let phrase = "\"" + words.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (prefix ? " *" : "")
+                    guard let column else { return phrase }
+                    return "\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\" : " + phrase
+                }
+                let exact = phrase(words, prefix: prefix)
+                let alternatives = corrections.filter { $0.distance <= typos }.map { phrase([$0.term], prefix: $0.isPrefix) }
+                return alternatives.isEmpty ? exact : "(" + ([exact] + alternatives).joined(separator: " OR ") + ")"
             }
         }
 
@@ -168,6 +178,13 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                     joinNext = false
                 }
             }
+        }
+
+        /// The FTS5 expression of group `index` alone, its terms' corrections of at most
+        /// `typos` edits included; nil when no term of it can match in an entity with `columns`.
+        func groupExpression(_ index: Int, columns: Set<String>?, typos: Int) -> String? {
+            let alternatives = groups[index].compactMap { $0.fts(columns: columns, typos: typos) }
+            return alternatives.isEmpty ? nil : alternatives.joined(separator: " OR ")
         }
 
         /// The FTS5 expression, for an entity with `columns` (nil: every field exists).

@@ -13,7 +13,11 @@ public struct SearchHit: Hashable, Sendable, Codable {
     /// An excerpt around the matches, with the matched words between the highlight markers.
     public var snippet: String
     /// Relevance: higher is better (the negated bm25 rank, with the model's field weights).
+    /// Hits are ordered by ``typos`` first.
     public var score: Double
+    /// How many typos the hit needed (``TypoTolerance``): 0 for an exact match, otherwise the
+    /// sum, over the query's corrected words, of the edits to the closest word it holds.
+    public var typos = 0
 }
 
 /// A page of search results.
@@ -40,6 +44,12 @@ public struct SearchResults: Hashable, Sendable, Codable {
     public var droppedTerms = 0
     /// Why nothing matched, for user text that matched nothing (nil otherwise).
     public var explanation: SearchExplanation? = nil
+    /// The query words that matched other words of the index (``TypoTolerance``), when some
+    /// matches needed them: empty when every match is exact.
+    public var corrections: [SearchCorrection] = []
+    /// The typo corrections of some word stopped at ``TermNeighbourhood``'s bound on work (a
+    /// vocabulary with very many words close to it): words further along were not tried.
+    public var isCorrectionBounded = false
 
     /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
     public var isRankingCapped: Bool { rankedMatches < total }

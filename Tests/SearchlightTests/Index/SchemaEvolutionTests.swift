@@ -24,7 +24,7 @@ import SearchlightTestSupport
         }
 
         func ids(_ text: String) throws -> [ObjectID] {
-            try index.search(text, limit: nil).hits.map(\.objectID).sorted { "\($0)" < "\($1)" }
+            try index.search(text, limit: nil, typos: .off).hits.map(\.objectID).sorted { "\($0)" < "\($1)" }
         }
 
         func state(_ entity: String) throws -> CaptureStatus.State? {

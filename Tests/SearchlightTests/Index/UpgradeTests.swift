@@ -93,7 +93,7 @@ import SearchlightTestSupport
         let store = try db.openStore()
         try store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(id, body) VALUES (1, 'abc\u{2E3C}def great job 🙂 thanks')") }
         try Indexer(store: store).indexPendingChanges()
-        #expect(IndexLayout.currentVersion == 5)
+        #expect(IndexLayout.currentVersion == 6)
         try store.dbPool.write { db in
             var layout = try IndexLayout(json: try #require(try IndexState.get(db, .layout, as: String.self)))
             layout.version = 4

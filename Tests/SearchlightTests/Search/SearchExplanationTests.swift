@@ -18,42 +18,42 @@ import SearchlightTestSupport
 
     @Test func onlySymbolsOrExclusionsHaveNothingToSearchFor() throws {
         let f = try populated()
-        let symbols = try f.index.search("+ ©")
+        let symbols = try f.index.search("+ ©", typos: .off)
         #expect(symbols.total == 0)
         #expect(symbols.explanation?.reason == .nothingToSearch)
         #expect(symbols.explanation?.ignored == ["+", "©"])
         #expect(symbols.explanation?.message.contains("no letters or digits") == true)
-        #expect(try f.index.search("-kernel").explanation?.message.contains("exclusions alone") == true)
+        #expect(try f.index.search("-kernel", typos: .off).explanation?.message.contains("exclusions alone") == true)
     }
 
     @Test func misspelledWordsGetSuggestionsThatMatch() throws {
         let f = try populated()
-        let results = try f.index.search("kernal")
+        let results = try f.index.search("kernal", typos: .off)
         #expect(results.total == 0)
         #expect(results.explanation?.reason == .noMatch)
         #expect(results.explanation?.suggestions == ["kernel"])
         #expect(results.explanation?.message == #"no match; did you mean "kernel"?"#)
         // Each word is corrected in place; the suggestion is checked to match.
-        #expect(try f.index.search("Kernal pnaic").explanation?.suggestions == ["kernel panic"])
-        #expect(try f.index.search("modules pnaic").explanation?.suggestions == [], "no note has both modules and panic")
+        #expect(try f.index.search("Kernal pnaic", typos: .off).explanation?.suggestions == ["kernel panic"])
+        #expect(try f.index.search("modules pnaic", typos: .off).explanation?.suggestions == [], "no note has both modules and panic")
     }
 
     @Test func suggestionsStayWithinTheEditDistanceBound() throws {
         let f = try populated()
-        #expect(try f.index.search("kerxxl").explanation?.suggestions == ["kernel"], "2 edits in a word of 6 letters")
-        #expect(try f.index.search("kxrnel").explanation?.suggestions == [], "an edit in the first two letters is not looked for")
-        #expect(try f.index.search("kenrel").explanation?.suggestions == ["kernel"], "a transposition")
-        #expect(try f.index.search("kxrxxl").explanation?.suggestions == [], "3 edits")
-        #expect(try f.index.search("kernxx").explanation?.suggestions == ["kernel"])
-        #expect(try f.index.search("pnxc").explanation?.suggestions == [], "2 edits in a word of 4 letters")
-        #expect(try f.index.search("pqz").explanation?.suggestions == [])
-        #expect(try f.index.search("kernel2").explanation?.suggestions == [], "words with digits are not spelling-checked")
-        #expect(try f.index.search("zzzzzzzz").explanation?.suggestions == [])
+        #expect(try f.index.search("kerxxl", typos: .off).explanation?.suggestions == ["kernel"], "2 edits in a word of 6 letters")
+        #expect(try f.index.search("kxrnel", typos: .off).explanation?.suggestions == [], "an edit in the first two letters is not looked for")
+        #expect(try f.index.search("kenrel", typos: .off).explanation?.suggestions == ["kernel"], "a transposition")
+        #expect(try f.index.search("kxrxxl", typos: .off).explanation?.suggestions == [], "3 edits")
+        #expect(try f.index.search("kernxx", typos: .off).explanation?.suggestions == ["kernel"])
+        #expect(try f.index.search("pnxc", typos: .off).explanation?.suggestions == [], "2 edits in a word of 4 letters")
+        #expect(try f.index.search("pqz", typos: .off).explanation?.suggestions == [])
+        #expect(try f.index.search("kernel2", typos: .off).explanation?.suggestions == [], "words with digits are not spelling-checked")
+        #expect(try f.index.search("zzzzzzzz", typos: .off).explanation?.suggestions == [])
     }
 
     @Test func ignoredPartsAreReportedWhenTheRestMatchesNothing() throws {
         let f = try populated()
-        let results = try f.index.search("qwertyuiop ©")
+        let results = try f.index.search("qwertyuiop ©", typos: .off)
         #expect(results.explanation?.reason == .partsIgnored)
         #expect(results.explanation?.ignored == ["©"])
     }
@@ -69,12 +69,12 @@ import SearchlightTestSupport
         let excluded = try f.index.search(exclusions)
         #expect(excluded.droppedTerms == 1)
         #expect(excluded.explanation?.message.contains("only the first 64 terms were read") == true, "\(String(describing: excluded.explanation))")
-        #expect(try f.index.search("-").explanation?.message == "nothing to search for: the query has no words")
+        #expect(try f.index.search("-", typos: .off).explanation?.message == "nothing to search for: the query has no words")
     }
 
     @Test func resultsWithHitsCarryNoExplanation() throws {
         let f = try populated()
-        #expect(try f.index.search("kernel").explanation == nil)
+        #expect(try f.index.search("kernel", typos: .off).explanation == nil)
     }
 
     @Test func editDistanceCountsTranspositionsAsOne() {

@@ -21,8 +21,9 @@ struct Fixture {
     }
 
     /// Object ids of every hit for `text` (no limit).
-    func ids(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil) throws -> [ObjectID] {
-        try index.search(text, asYouType: asYouType, entities: entities, limit: nil).hits.map(\.objectID)
+    /// The ids that `text` finds, exact matches only unless `typos` says otherwise.
+    func ids(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil, typos: TypoTolerance = .off) throws -> [ObjectID] {
+        try index.search(text, asYouType: asYouType, entities: entities, limit: nil, typos: typos).hits.map(\.objectID)
     }
 
     @discardableResult

@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import SearchlightHistory
+
+/// The index's vocabulary: every word of the indexed documents, with the number of documents
+/// that hold it. Typo-tolerant search finds the words near a misspelled one in it
+/// (``TermNeighbourhood``) and suggestions complete a prefix from it, by document frequency.
+///
+/// The indexer keeps it in step with the text **in the same transaction**: each document's
+/// words are the tokens SQLite's own tokenizer makes of its prepared text (the index's tokenizer,
+/// through GRDB's tokenizer API), counted once per document. A batch adds and subtracts its
+/// documents' words in memory, then writes each changed word once:
+/// ```sql
+/// INSERT INTO searchlight_terms_g<N>("term", "documents") VALUES (?, ?)
+///   ON CONFLICT("term") DO UPDATE SET "documents" = "documents" + excluded."documents";
+/// DELETE FROM searchlight_terms_g<N> WHERE "term" = ? AND "documents" <= 0;   -- after a decrease
+/// ```
+/// Kept words: tokens of at most ``maximumTermBytes`` bytes with no CJK character (a CJK
+/// character is a token of its own, and a one-character edit makes another word). Only word
+/// tokenizers keep a vocabulary (``isKept(for:)``): not trigram, whose tokens are no words, nor
+/// porter, whose tokens are stems.
+package struct IndexVocabulary {
+    /// Longer tokens (hashes, URLs with `tokenchars`) are no words to correct or complete.
+    package static let maximumTermBytes = 64
+
+    /// Whether an index with this text preparation keeps a vocabulary.
+    package static func isKept(for text: IndexedText) -> Bool {
+        text.segmentsCJK && text.tokenizerArguments.first?.lowercased() != "porter"
+    }
+
+    /// Whether the tokenizer's token `term` belongs in the vocabulary.
+    package static func keeps(_ term: some StringProtocol) -> Bool {
+        let utf8 = term.utf8
+        guard !utf8.isEmpty, utf8.count <= maximumTermBytes else { return false }
+        if utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return !term.unicodeScalars.contains { IndexedText.isCJK($0) || $0 == IndexedText.breakToken || $0 == IndexedText.separator }
+    }
+
+    /// Word counts to add (positive) or remove (negative), by word.
+    package private(set) var deltas: [String: Int] = [:]
+    private let tokenizer: any FTS5Tokenizer
+    private let table: String
+    private let words = WordSet()
+
+    /// A vocabulary writer for `table` (unquoted), tokenizing with `text`'s tokenizer on `db`.
+    package init(table: String, text: IndexedText, _ db: Database) throws {
+        self.table = table
+        tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: text.tokenizerArguments))
+    }
+
+    /// Counts a document's words once: `sign` 1 when it enters the index, -1 when it leaves.
+    package mutating func count(_ fields: [String], sign: Int) {
+        words.values.removeAll(keepingCapacity: true)
+        for field in fields { Self.collect(field, with: tokenizer, into: words) }
+        for word in words.values { deltas[word, default: 0] += sign }
+    }
+
+    /// Counts the change from `old` to `new` (nothing when the text did not change).
+    package mutating func replace(_ old: [String], with new: [String]) {
+        guard old != new else { return }
+        count(old, sign: -1)
+        count(new, sign: 1)
+    }
+
+    /// Writes the counted changes and forgets them.
+    package mutating func flush(_ db: Database) throws {
+        let table = SQLQuoting.identifier(self.table)
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO \(table)("term", "documents") VALUES (?, ?) \
+            ON CONFLICT("term") DO UPDATE SET "documents" = "documents" + excluded."documents"
+            """)
+        var decreased: [String] = []
+        // In key order: neighbouring words land on the same b-tree pages.
+        for (term, delta) in deltas.sorted(by: { $0.key < $1.key }) where delta != 0 {
+            try upsert.execute(arguments: [term, delta])
+            if delta < 0 { decreased.append(term) }
+        }
+        if !decreased.isEmpty {
+            let delete = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \"term\" = ? AND \"documents\" <= 0")
+            for term in decreased { try delete.execute(arguments: [term]) }
+        }
+        deltas.removeAll(keepingCapacity: true)
+    }
+
+    /// The words of one document (a class, so that the C callback can reach it by pointer).
+    private final class WordSet {
+        var values: Set<String> = []
+    }
+
+    /// Adds the kept tokens of `text` to `words`, through the tokenizer's C entry point (GRDB's
+    /// `tokenize(document:)` makes a `Data` and an array entry per token).
+    private static func collect(_ text: String, with tokenizer: any FTS5Tokenizer, into words: WordSet) {
+        var text = text
+        text.withUTF8 { buffer in
+            guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+            let context = Unmanaged.passUnretained(words).toOpaque()
+            _ = tokenizer.tokenize(context: context, tokenization: .document,
+                                   pText: UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
+                                   nText: CInt(buffer.count)) { context, flags, token, length, _, _ in
+                // FTS5_TOKEN_COLOCATED (1): a synonym at the same position, no word of the text.
+                guard let context, let token, length > 0, flags & 1 == 0 else { return 0 }
+                let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
+                let word = String(decoding: bytes, as: UTF8.self)
+                if IndexVocabulary.keeps(word) {
+                    Unmanaged<WordSet>.fromOpaque(context).takeUnretainedValue().values.insert(word)
+                }
+                return 0
+            }
+        }
+    }
+
+    /// The distinct kept words of one text, as the vocabulary counts them (for tests and
+    /// suggestions' parsing of the last word).
+    package func words(of fields: [String]) -> Set<String> {
+        let words = WordSet()
+        for field in fields { Self.collect(field, with: tokenizer, into: words) }
+        return words.values
+    }
+}

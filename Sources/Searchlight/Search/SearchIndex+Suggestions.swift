@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import SearchlightHistory
+
+extension SearchIndex {
+    /// Completions of the last word of `text`, the most likely first: the index's words that
+    /// start with it, by the number of documents that hold them, read from the vocabulary the
+    /// indexer keeps (``IndexVocabulary``):
+    /// ```sql
+    /// SELECT "term", "documents" FROM searchlight_terms_g<N>
+    /// WHERE "term" >= ? AND "term" < ? ORDER BY "documents" DESC, "term" LIMIT ?;
+    /// ```
+    /// Typo-tolerant like search (``TypoTolerance``): when no word starts with a prefix of 5
+    /// letters or more, the words that start within 1 edit of it (2 from 9 letters) are
+    /// suggested, fewer typos first.
+    ///
+    /// ```swift
+    /// let suggestions = try index.suggest("linux kern")
+    /// // [SearchSuggestion(word: "kernel", text: "linux kernel", documents: 212, typos: 0), …]
+    /// ```
+    ///
+    /// Text whose last word has no letters or digits, is CJK, or ends with white space has no
+    /// completions (an empty array). An index with no vocabulary (trigram or porter tokenizer)
+    /// has none either.
+    /// - Throws: `invalidArgument` for a limit below 1; `indexNotBuilt` before the first indexing.
+    public func suggest(_ text: String, limit: Int = 10, typos: TypoTolerance = .on) throws(SearchlightError) -> [SearchSuggestion] {
+        guard limit >= 1 else { throw SearchlightError(.invalidArgument, "invalid limit \(limit): it must be at least 1") }
+        try migrateIfNeeded()
+        return try SearchlightError.catching("cannot suggest completions") {
+            try store.databaseWriter.read { db -> [SearchSuggestion] in
+                guard let (schema, layout) = try liveLayout(db) else {
+                    try store.checkInstalled(in: db)
+                    throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
+                }
+                guard let (head, typed) = Self.lastWord(of: text), IndexVocabulary.isKept(for: layout.text),
+                      try db.tableExists(schema.termTable) else { return [] }
+                let tokens = try db.makeTokenizer(FTS5TokenizerDescriptor(components: layout.text.tokenizerArguments))
+                    .tokenize(query: layout.text.prepare(typed)).filter { !$0.flags.contains(.colocated) }
+                guard tokens.count == 1, IndexVocabulary.keeps(tokens[0].token) else { return [] }
+                let prefix = tokens[0].token
+                var found = try Self.completions(of: prefix, typos: 0, in: schema.termTable, limit: limit, db)
+                if found.isEmpty, typos == .on {
+                    var finder = TermNeighbourhood(table: schema.termTable, db)
+                    let edits = TermNeighbourhood.allowedEdits(prefix)
+                    for match in try finder.neighbours(of: prefix, edits: edits, prefix: true) where match.distance > 0 {
+                        found += try Self.completions(of: match.term, typos: match.distance, in: schema.termTable, limit: limit, db)
+                    }
+                    found.sort { a, b in
+                        a.typos != b.typos ? a.typos < b.typos : a.documents != b.documents ? a.documents > b.documents : a.word < b.word
+                    }
+                }
+                var seen = Set<String>()
+                return found.filter { seen.insert($0.word).inserted }.prefix(limit).map { completion in
+                    SearchSuggestion(word: completion.word, text: head + completion.word, documents: completion.documents, typos: completion.typos)
+                }
+            }
+        }
+    }
+
+    private struct Completion {
+        var word: String
+        var documents: Int
+        var typos: Int
+    }
+
+    private static func completions(of prefix: String, typos: Int, in table: String, limit: Int, _ db: Database) throws -> [Completion] {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT "term", "documents" FROM \(SQLQuoting.identifier(table))
+            WHERE "term" >= ? AND "term" < ? ORDER BY "documents" DESC, "term" LIMIT ?
+            """), arguments: [prefix, prefix + "\u{10FFFF}", limit])
+        return rows.map { Completion(word: $0[0], documents: $0[1], typos: typos) }
+    }
+
+    /// The text before the last word, and the last word (a run of letters, digits and marks at
+    /// the end of the text, after dropping one trailing `*`); nil when the text ends otherwise.
+    static func lastWord(of text: String) -> (head: String, word: String)? {
+        var text = Substring(text)
+        if text.hasSuffix("*") { text = text.dropLast() }
+        let scalars = text.unicodeScalars
+        var start = scalars.endIndex
+        while start > scalars.startIndex {
+            let previous = scalars.index(before: start)
+            let properties = scalars[previous].properties
+            guard properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .nonspacingMark
+                    || properties.generalCategory == .spacingMark else { break }
+            start = previous
+        }
+        guard start < scalars.endIndex else { return nil }
+        return (String(scalars[..<start]), String(scalars[start...]))
+    }
+}

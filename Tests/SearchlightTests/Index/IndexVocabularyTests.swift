@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+/// The vocabulary the indexer keeps (``IndexVocabulary``), against an oracle that shares no code
+/// with it: FTS5's own `fts5vocab` counts of the index's tables.
+@Suite struct IndexVocabularyTests {
+    /// The vocabulary as stored.
+    static func stored(_ store: HistoryStore) throws -> [String: Int] {
+        try store.databaseWriter.read { db in
+            let generation = try #require(try IndexState.get(db, .generation, as: Int.self))
+            return try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT term, documents FROM searchlight_terms_g\(generation)").map {
+                ($0[0] as String, $0[1] as Int)
+            })
+        }
+    }
+
+    /// What FTS5 itself counts: each term's documents in every entity's table, summed, for the
+    /// terms the vocabulary keeps (no CJK character, at most 64 bytes).
+    static func oracle(_ store: HistoryStore) throws -> [String: Int] {
+        try store.databaseWriter.write { db in
+            let tables = try String.fetchAll(db, sql: """
+                SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'searchlight_fts_[0-9]*_g[0-9]*'
+                AND name NOT LIKE '%\\_data' ESCAPE '\\' AND name NOT LIKE '%\\_idx' ESCAPE '\\' AND name NOT LIKE '%\\_content' ESCAPE '\\'
+                AND name NOT LIKE '%\\_docsize' ESCAPE '\\' AND name NOT LIKE '%\\_config' ESCAPE '\\'
+                """)
+            var counts: [String: Int] = [:]
+            for (index, table) in tables.enumerated() {
+                try db.execute(sql: "CREATE VIRTUAL TABLE temp.oracle_\(index) USING fts5vocab(main, '\(table)', 'row')")
+                for row in try Row.fetchAll(db, sql: "SELECT term, doc FROM temp.oracle_\(index)") {
+                    let term: String = row[0]
+                    let cjk = term.unicodeScalars.contains { (0x2E80...0x9FFF).contains($0.value) || (0xAC00...0xD7AF).contains($0.value) || (0xF900...0xFAFF).contains($0.value) || $0.value >= 0x20000 && $0.value < 0x30000 || $0.value == 0x10FFFD }
+                    if !cjk, term.utf8.count <= 64 { counts[term, default: 0] += row[1] as Int }
+                }
+                try db.execute(sql: "DROP TABLE temp.oracle_\(index)")
+            }
+            return counts
+        }
+    }
+
+    @Test func aDocumentCountsEachOfItsWordsOnce() throws {
+        let f = try Fixture()
+        try f.insertNote(1, title: "Kernel kernel KERNEL", body: "kernel panic Café")
+        try f.insertNote(2, title: "panic", body: "")
+        try f.runIndexer()
+        let vocabulary = try Self.stored(f.store)
+        #expect(vocabulary["kernel"] == 1 && vocabulary["panic"] == 2)
+        #expect(vocabulary["cafe"] == 1, "folded as the tokenizer folds it")
+        #expect(vocabulary == (try Self.oracle(f.store)))
+    }
+
+    @Test func theVocabularyFollowsRandomWritesAndRebuildsAsFTS5CountsThem() throws {
+        var (_, random) = seededGenerator("IndexVocabularyTests.randomWrites")
+        let words = ["kernel", "panic", "数据库", "café", "ÉCOLE", "x" + String(repeating: "y", count: 70), "🙂", "naïve", "Straße", "photo", "2024", "v1.2"]
+        let f = try Fixture()
+        func text() -> String { (0..<Int.random(in: 0...6, using: &random)).map { _ in words.randomElement(using: &random)! }.joined(separator: " ") }
+        for round in 0..<6 {
+            try f.store.write(author: "app") { db in
+                for _ in 0..<40 {
+                    let id = Int.random(in: 1...30, using: &random)
+                    switch Int.random(in: 0..<4, using: &random) {
+                    case 0: try db.execute(sql: "DELETE FROM notes WHERE id = ?", arguments: [id])
+                    case 1: try db.execute(sql: "UPDATE notes SET body = ? WHERE id = ?", arguments: [text(), id])
+                    default: try db.execute(sql: "INSERT OR REPLACE INTO notes(id, title, body, tags) VALUES (?, ?, ?, ?)", arguments: [id, text(), text(), text()])
+                    }
+                }
+                // People too: the vocabulary counts the documents of every entity.
+                try db.execute(sql: "INSERT OR REPLACE INTO people(uuid, name) VALUES (?, ?)", arguments: ["p\(Int.random(in: 1...5, using: &random))", text()])
+            }
+            // A writer outside the API (the sqlite3 shell) too.
+            try f.db.shell("UPDATE notes SET title = 'kernel panic café' WHERE id = \(Int.random(in: 1...30, using: &random));")
+            try f.runIndexer()
+            #expect(try Self.stored(f.store) == Self.oracle(f.store), "round \(round)")
+        }
+        try f.indexer.reindex()
+        #expect(try Self.stored(f.store) == Self.oracle(f.store), "after a rebuild")
+        try f.db.shell("DELETE FROM notes; DELETE FROM people;")
+        try f.runIndexer()
+        #expect(try Self.stored(f.store).isEmpty, "no document, no word")
+    }
+
+    @Test func anIndexWithoutAVocabularyIsRebuiltOnceWithOne() throws {
+        let f = try Fixture()
+        try f.insertNote(1, title: "kernel panic")
+        try f.runIndexer()
+        // An index as the previous release left it: layout version 5, no vocabulary.
+        try f.store.dbPool.write { db in
+            var layout = try IndexLayout(json: try #require(try IndexState.get(db, .layout, as: String.self)))
+            layout.version = 5
+            try IndexState.set(db, .layout, layout.json)
+            try db.execute(sql: "DROP TABLE searchlight_terms_g1")
+        }
+        #expect(try f.ids("kernal", typos: .on) == [], "no vocabulary: exact matches only, no error")
+        let summary = try f.runIndexer()
+        #expect(summary.rebuildReason != nil)
+        #expect(try Self.stored(f.store) == ["kernel": 1, "panic": 1])
+        #expect(try f.ids("kernal", typos: .on) == [.integer(1)])
+    }
+
+    @Test func wordTokenizersKeepAVocabularyAndTrigramAndPorterDoNot() {
+        #expect(IndexVocabulary.isKept(for: IndexedText(tokenizer: "unicode61 remove_diacritics 2")))
+        #expect(IndexVocabulary.isKept(for: IndexedText(tokenizer: "ascii")))
+        #expect(!IndexVocabulary.isKept(for: IndexedText(tokenizer: "trigram")))
+        #expect(!IndexVocabulary.isKept(for: IndexedText(tokenizer: "porter unicode61")))
+    }
+}

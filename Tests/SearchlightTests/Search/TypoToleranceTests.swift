@@ -1,0 +1,162 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Searchlight
+import SearchlightHistory
+import SearchlightTestSupport
+
+/// Typo tolerance (``TypoTolerance``): what a misspelled word finds, in what order, and what
+/// stays exact.
+@Suite struct TypoToleranceTests {
+    static func fixture(_ notes: [(Int, String, String)]) throws -> Fixture {
+        let f = try Fixture()
+        for (id, title, body) in notes { try f.insertNote(id, title: title, body: body) }
+        try f.runIndexer()
+        return f
+    }
+
+    @Test func aMisspelledWordFindsTheWordOneEditAwayAndSaysSo() throws {
+        let f = try Self.fixture([(1, "Kernel panic", "the kernel stopped"), (2, "Lunch", "a sandwich")])
+        let results = try f.index.search("kernal")
+        #expect(results.hits.map(\.objectID) == [.integer(1)])
+        #expect(results.hits.first?.typos == 1)
+        #expect(results.hits.first?.titleHighlight == "[Kernel] panic", "the corrected word is highlighted")
+        #expect(results.corrections == [SearchCorrection(word: "kernal", replacements: [.init(text: "kernel", typos: 1)])])
+        let exact = try f.index.search("kernal", typos: .off)
+        #expect(exact.total == 0 && exact.corrections.isEmpty)
+    }
+
+    @Test func everyKindOfEditIsForgiven() throws {
+        let f = try Self.fixture([(1, "sandwich", "")])
+        for typo in ["sandwch", "sandwicch", "sandwitch", "sandwihc", "asndwich"] {
+            #expect(try f.ids(typo, typos: .on) == [.integer(1)], "\(typo)")
+        }
+        #expect(try f.ids("sanwdich", typos: .on) == [.integer(1)], "a transposition is one edit")
+        #expect(try f.ids("sxnwdicch", typos: .on) == [], "3 edits")
+    }
+
+    @Test func wordsOfNineLettersOrMoreForgiveTwoEdits() throws {
+        let f = try Self.fixture([(1, "photosynthesis", ""), (2, "chlorophyll", "")])
+        #expect(try f.ids("fotosynthesis", typos: .on) == [.integer(1)], "2 edits (p→f, h deleted)")
+        #expect(try f.ids("chlorofyll", typos: .on) == [.integer(2)], "2 edits (p→f, h deleted)")
+        #expect(try f.ids("chlorofil", typos: .on) == [], "3 edits")
+        let f8 = try Self.fixture([(1, "sandwich", "")])
+        #expect(try f8.ids("sandwihh", typos: .on) == [.integer(1)])
+        #expect(try f8.ids("sanswihh", typos: .on) == [], "a word of 8 letters: only 1 edit")
+    }
+
+    @Test func shortWordsNumbersWordsWithDigitsAndCJKMatchExactly() throws {
+        let f = try Self.fixture([(1, "kern", "12345 kernel2 数据库"), (2, "panic", "")])
+        #expect(try f.ids("kerm", typos: .on) == [], "4 letters")
+        #expect(try f.ids("12346", typos: .on) == [])
+        #expect(try f.ids("kernel3", typos: .on) == [])
+        #expect(try f.ids("数据车", typos: .on) == [])
+        #expect(try f.ids("panik", typos: .on) == [.integer(2)], "5 letters")
+    }
+
+    @Test func exactMatchesRankAboveTypoMatchesAndFewerTyposAboveMore() throws {
+        // The typo matches' titles would win on bm25 alone (short, weighted titles).
+        let f = try Self.fixture([
+            (1, "notes", "a long body that mentions zebra once among many many other words here and there"),
+            (2, "photosynthesis", ""), (3, "photosynthetic", ""),
+        ])
+        let results = try f.index.search("zebra OR photosynthesix")
+        #expect(results.hits.map(\.objectID) == [.integer(1), .integer(2), .integer(3)])
+        #expect(results.hits.map(\.typos) == [0, 1, 2])
+        #expect(results.total == 3)
+    }
+
+    @Test func knownWordsThatMatchKeepTheirExactResults() throws {
+        let f = try Self.fixture([(1, "kernel", ""), (2, "kernels", ""), (3, "kennel", "")])
+        let on = try f.index.search("kernel")
+        let off = try f.index.search("kernel", typos: .off)
+        #expect(on == off)
+        #expect(on.hits.map(\.objectID) == [.integer(1)] && on.corrections.isEmpty)
+    }
+
+    @Test func everyWordIsCorrectedWhenTheExactQueryMatchesNothing() throws {
+        // `horse` and `stables` exist, in different notes: the exact AND matches nothing.
+        let f = try Self.fixture([(1, "horse", ""), (2, "stables", ""), (3, "horses in stables", "")])
+        let results = try f.index.search("horse stable")
+        #expect(results.hits.map(\.objectID) == [.integer(3)])
+        #expect(results.hits.first?.typos == 2)
+        #expect(Set(results.corrections.map(\.word)) == ["horse", "stable"])
+    }
+
+    @Test func asYouTypeTheLastWordIsForgivingAsAPrefix() throws {
+        let f = try Self.fixture([(1, "kernels", ""), (2, "lunch", "")])
+        #expect(try f.ids("kernl", asYouType: true, typos: .on) == [.integer(1)])
+        #expect(try f.ids("kernal", asYouType: true, typos: .on) == [.integer(1)])
+        #expect(try f.ids("kernl", asYouType: true, typos: .off) == [])
+        #expect(try f.index.search("kernl", asYouType: true).corrections.first?.replacements.first?.text == "kern*")
+    }
+
+    @Test func phrasesAndExclusionsMatchExactly() throws {
+        let f = try Self.fixture([(1, "kernel panic", ""), (2, "kernel", "panic attack")])
+        #expect(try f.ids("\"kernal panic\"", typos: .on) == [])
+        #expect(Set(try f.ids("kernel -pnaic", typos: .on)) == [.integer(1), .integer(2)], "an exclusion is never corrected")
+    }
+
+    @Test func aFieldFilterStaysOnItsField() throws {
+        let f = try Self.fixture([(1, "kernel", ""), (2, "other", "kernel")])
+        #expect(try f.ids("title:kernal", typos: .on) == [.integer(1)])
+        #expect(try f.ids("body:kernal", typos: .on) == [.integer(2)])
+    }
+
+    @Test func pagingGoesFromExactMatchesIntoTypoMatches() throws {
+        var notes: [(Int, String, String)] = []
+        for id in 1...6 { notes.append((id, "zebra \(id)", "")) }
+        for id in 7...12 { notes.append((id, "kernel \(id)", "")) }
+        let f = try Self.fixture(notes)
+        let all = try f.index.search("zebra OR kernal", limit: nil).hits.map(\.objectID)
+        #expect(all.count == 12)
+        var paged: [ObjectID] = []
+        for offset in stride(from: 0, to: 12, by: 5) {
+            paged += try f.index.search("zebra OR kernal", limit: 5, offset: offset).hits.map(\.objectID)
+        }
+        #expect(paged == all)
+        #expect(Set(all.prefix(6)) == Set((1...6).map { ObjectID.integer(Int64($0)) }))
+    }
+
+    @Test func rawQueriesAndATrigramIndexMatchExactly() throws {
+        let f = try Self.fixture([(1, "kernel", "")])
+        #expect(try f.index.search(SearchQuery(raw: "kernal")).total == 0)
+        let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "trigram")
+        let t = try Fixture(model: model)
+        try t.insertNote(1, title: "kernel")
+        try t.runIndexer()
+        #expect(try t.ids("kernal", typos: .on) == [])
+    }
+
+    @Test func seededRandomTyposNeverRaiseAndExactResultsComeFirst() throws {
+        var (_, random) = seededGenerator("TypoToleranceTests.seededRandomTypos")
+        let words = ["kernel", "panic", "sandwich", "photosynthesis", "zebra", "stables", "horses", "lunch", "network", "protocol"]
+        let f = try Fixture()
+        for id in 1...60 {
+            let text = (0..<Int.random(in: 1...5, using: &random)).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
+            try f.insertNote(id, title: text, body: words.randomElement(using: &random)!)
+        }
+        try f.runIndexer()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzé\"*-:()ß数")
+        for _ in 0..<300 {
+            var query = Array((0..<Int.random(in: 1...3, using: &random)).map { _ in words.randomElement(using: &random)! }.joined(separator: " "))
+            for _ in 0..<Int.random(in: 0...3, using: &random) where !query.isEmpty {
+                let position = Int.random(in: 0..<query.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: query.insert(alphabet.randomElement(using: &random)!, at: position)
+                case 1: query.remove(at: position)
+                default: query[position] = alphabet.randomElement(using: &random)!
+                }
+            }
+            let text = String(query)
+            let on = try f.index.search(text, asYouType: Bool.random(using: &random), limit: nil)
+            let exact = try f.index.search(text, asYouType: false, limit: nil, typos: .off)
+            #expect(on.hits.map(\.typos) == on.hits.map(\.typos).sorted(), "\(text): typos ascending")
+            #expect(on.total >= on.hits.count)
+            if !on.corrections.isEmpty { #expect(on.hits.contains { $0.typos > 0 }, "\(text)") }
+            // Without as-you-type, the exact hits are the first hits, in the same order.
+            let plain = try f.index.search(text, asYouType: false, limit: nil)
+            #expect(Array(plain.hits.prefix(exact.hits.count)) == exact.hits, "\(text)")
+        }
+    }
+}
