@@ -65,19 +65,19 @@ package struct IndexVocabulary {
     /// Writes the counted changes and forgets them.
     package mutating func flush(_ db: Database) throws {
         let table = SQLQuoting.identifier(self.table)
-        let upsert = try db.cachedStatement(sql: """
+        let upsert = try RawStatement("""
             INSERT INTO \(table)("term", "documents") VALUES (?, ?) \
             ON CONFLICT("term") DO UPDATE SET "documents" = "documents" + excluded."documents"
-            """)
+            """, db)
         var decreased: [String] = []
         // In key order: neighbouring words land on the same b-tree pages.
         for (term, delta) in deltas.sorted(by: { $0.key < $1.key }) where delta != 0 {
-            try upsert.execute(arguments: [term, delta])
+            try upsert.execute([.text(term), .integer(Int64(delta))])
             if delta < 0 { decreased.append(term) }
         }
         if !decreased.isEmpty {
-            let delete = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \"term\" = ? AND \"documents\" <= 0")
-            for term in decreased { try delete.execute(arguments: [term]) }
+            let delete = try RawStatement("DELETE FROM \(table) WHERE \"term\" = ? AND \"documents\" <= 0", db)
+            for term in decreased { try delete.execute([.text(term)]) }
         }
         deltas.removeAll(keepingCapacity: true)
     }
@@ -115,5 +115,56 @@ package struct IndexVocabulary {
         let words = WordSet()
         for field in fields { Self.collect(field, with: tokenizer, into: words) }
         return words.values
+    }
+}
+
+extension IndexVocabulary {
+    /// How many words of the stored vocabulary of `schema`'s generation differ from what FTS5
+    /// itself counts in the entities' tables (`fts5vocab`, summed over entities): missing, extra,
+    /// or with another count. 0 for an index that keeps no vocabulary.
+    /// ```sql
+    /// CREATE VIRTUAL TABLE IF NOT EXISTS temp."searchlight_vocab_<fts table>" USING fts5vocab(main, '<fts table>', 'row');
+    /// SELECT term, doc FROM temp."searchlight_vocab_<fts table>";
+    /// ```
+    package static func differences(schema: IndexSchema, layout: IndexLayout, _ db: Database) throws -> Int {
+        guard isKept(for: layout.text), try db.tableExists(schema.termTable) else { return 0 }
+        var expected = try counted(schema: schema, layout: layout, db)
+        var differences = 0
+        let rows = try Row.fetchCursor(db, sql: "SELECT \"term\", \"documents\" FROM \(SQLQuoting.identifier(schema.termTable))")
+        while let row = try rows.next() {
+            let term: String = row[0]
+            if let count = expected.removeValue(forKey: term), count == row[1] as Int { continue }
+            differences += 1
+        }
+        return differences + expected.count
+    }
+}
+
+extension IndexVocabulary {
+    /// Each kept word's documents, as FTS5 counts them in the entities' tables.
+    private static func counted(schema: IndexSchema, layout: IndexLayout, _ db: Database) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entity in layout.entities {
+            let name = schema.ftsTable(entity.id)
+            let table = SQLQuoting.identifier("searchlight_vocab_" + name)
+            try db.execute(sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.\(table) USING fts5vocab(main, \(SQLQuoting.literal(name)), 'row')")
+            let rows = try Row.fetchCursor(db, sql: "SELECT term, doc FROM temp.\(table)")
+            while let row = try rows.next() {
+                let term: String = row[0]
+                if keeps(term) { counts[term, default: 0] += row[1] as Int }
+            }
+        }
+        return counts
+    }
+
+    /// Counts the vocabulary of `schema`'s generation again from FTS5's own counts (repair, after
+    /// the index's text was changed behind the indexer's back), in the caller's transaction.
+    package static func recount(schema: IndexSchema, layout: IndexLayout, _ db: Database) throws {
+        guard isKept(for: layout.text), try db.tableExists(schema.termTable) else { return }
+        let counts = try counted(schema: schema, layout: layout, db)
+        let table = SQLQuoting.identifier(schema.termTable)
+        try db.execute(sql: "DELETE FROM \(table)")
+        let insert = try RawStatement("INSERT INTO \(table)(\"term\", \"documents\") VALUES (?, ?)", db)
+        for (term, documents) in counts.sorted(by: { $0.key < $1.key }) { try insert.execute([.text(term), .integer(Int64(documents))]) }
     }
 }

@@ -3,7 +3,7 @@ import SearchlightHistory
 
 extension Indexer {
     /// Compares the index with the source tables, in one consistent snapshot, and runs FTS5's
-    /// integrity check.
+    /// integrity check; the vocabulary (``IndexVocabulary``) is compared with FTS5's own counts.
     ///
     /// Objects changed in history after the indexer's checkpoint are pending, not wrong: they
     /// are counted in ``VerificationReport/pending`` and left out of the comparison. Call
@@ -33,7 +33,8 @@ extension Indexer {
     public func repair() throws(SearchlightError) -> RepairReport {
         let found = try verify()
         guard !found.isConsistent else { return RepairReport(found: found, repaired: false, isConsistent: true) }
-        if !found.integrityErrors.isEmpty {
+        // A vocabulary that differs is counted again; other damage to the index rebuilds it.
+        if found.integrityErrors.contains(where: { !$0.hasPrefix(Self.vocabularyError) }) {
             _ = try rebuild(reason: .damaged, progress: nil, until: { Task.isCancelled })
             try indexPendingChanges()
         } else {
@@ -41,9 +42,21 @@ extension Indexer {
                 try reindex(ids: entity.missing + entity.stale + entity.extra, entity: entity.entity)
                 logger.notice("repaired \(entity.entity): \(entity.missing.count) missing, \(entity.stale.count) stale, \(entity.extra.count) extra")
             }
+            // Text that was wrong in the index was subtracted from the vocabulary as it was, not
+            // as it had been counted: count the vocabulary again (one pass over FTS5's terms).
+            try SearchlightError.catching("cannot repair the index's vocabulary") {
+                try store.databaseWriter.write { db in
+                    guard let live = try IndexState.live(db), let json = live.layout else { return }
+                    try IndexVocabulary.recount(schema: live.schema, layout: IndexLayout(json: json), db)
+                }
+            }
+            logger.notice("counted the index's vocabulary again")
         }
         return RepairReport(found: found, repaired: true, isConsistent: try verify().isConsistent)
     }
+
+    /// How a vocabulary difference begins in ``VerificationReport/integrityErrors``.
+    static let vocabularyError = "vocabulary:"
 
     /// The most rows (or keys) a chunk of ``verify()`` holds: each chunk is looked up with one
     /// `IN (…)` list of keys.
@@ -107,6 +120,11 @@ extension Indexer {
                 """) ?? 0
             if orphans > 0 { integrityErrors.append("\(entity.entity.name): \(orphans) full-text rows have no document") }
             reports.append(comparison.report)
+        }
+        // The vocabulary against FTS5's own counts: a damaged one is rebuilt by repair.
+        let vocabularyDifferences = try IndexVocabulary.differences(schema: schema, layout: layout, db)
+        if vocabularyDifferences > 0 {
+            integrityErrors.append("\(Self.vocabularyError) \(vocabularyDifferences) words differ from the counts of the index's text")
         }
         let notIndexed = try store.captureStatus(in: db).notCapturing.compactMap { entity -> String? in
             guard case let .modelMismatch(message) = entity.state else { return nil }

@@ -40,13 +40,23 @@ extension SearchIndex {
                 let prefix = tokens[0].token
                 var found = try Self.completions(of: prefix, typos: 0, in: schema.termTable, limit: limit, db)
                 if found.isEmpty, typos == .on {
-                    var finder = TermNeighbourhood(table: schema.termTable, db)
-                    let edits = TermNeighbourhood.allowedEdits(prefix)
-                    for match in try finder.neighbours(of: prefix, edits: edits, prefix: true) where match.distance > 0 {
-                        found += try Self.completions(of: match.term, typos: match.distance, in: schema.termTable, limit: limit, db)
-                    }
-                    found.sort { a, b in
-                        a.typos != b.typos ? a.typos < b.typos : a.documents != b.documents ? a.documents > b.documents : a.word < b.word
+                    var finder = try TermNeighbourhood(table: schema.termTable, db)
+                    // One edit first: completions come fewest typos first, so when one edit
+                    // gives `limit` of them, none two edits away could make the list.
+                    let allowed = TermNeighbourhood.allowedEdits(prefix)
+                    var edits = 1
+                    while edits <= allowed {
+                        found = []
+                        for match in try finder.neighbours(of: prefix, edits: edits, prefix: true) where match.distance > 0 {
+                            found += try Self.completions(of: match.term, typos: match.distance, in: schema.termTable, limit: limit, db)
+                        }
+                        found.sort { a, b in
+                            a.typos != b.typos ? a.typos < b.typos : a.documents != b.documents ? a.documents > b.documents : a.word < b.word
+                        }
+                        var seen = Set<String>()
+                        found = found.filter { seen.insert($0.word).inserted }
+                        if found.count >= limit { break }
+                        edits += 1
                     }
                 }
                 var seen = Set<String>()

@@ -26,7 +26,7 @@ extension SearchIndex {
         guard !query.isRaw, var parsed = query.parsed(for: scope.text), IndexVocabulary.isKept(for: scope.text),
               try db.tableExists(scope.schema.termTable) else { return nil }
         let tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: scope.text.tokenizerArguments))
-        var finder = TermNeighbourhood(table: scope.schema.termTable, db)
+        var finder = try TermNeighbourhood(table: scope.schema.termTable, db)
         var corrections: [SearchCorrection] = []
         var groups: [Int] = []
         var isBounded = false

@@ -50,10 +50,18 @@ package struct TermNeighbourhood {
     package private(set) var wasBounded = false
     private var seeks = 0
 
+    private let seek: RawStatement
+    private let seekAfter: RawStatement
+    private let readBranch: RawStatement
+
     /// A finder over the vocabulary table `table` (unquoted).
-    package init(table: String, _ db: Database) {
-        self.table = SQLQuoting.identifier(table)
+    package init(table: String, _ db: Database) throws {
+        let table = SQLQuoting.identifier(table)
+        self.table = table
         self.db = db
+        seek = try RawStatement("SELECT \"term\" FROM \(table) WHERE \"term\" >= ? ORDER BY \"term\" LIMIT 1", db)
+        seekAfter = try RawStatement("SELECT \"term\" FROM \(table) WHERE \"term\" > ? ORDER BY \"term\" LIMIT 1", db)
+        readBranch = try RawStatement("SELECT \"term\" FROM \(table) WHERE \"term\" >= ? AND \"term\" < ? ORDER BY \"term\" LIMIT ?", db)
     }
 
     /// Whether the vocabulary holds `word` (or, for a prefix, a word that starts with it).
@@ -68,90 +76,132 @@ package struct TermNeighbourhood {
     }
 
     /// The vocabulary's words within `edits` of `word`, and with `prefix` its prefixes within
-    /// `edits` of `word` (the shortest such prefix of each branch: every word below it matches).
+    /// `edits` of `word` (the shortest such prefix of each branch, and a longer one only with
+    /// fewer edits: every word below a recorded prefix matches).
     package mutating func neighbours(of word: String, edits: Int, prefix: Bool) throws -> [Match] {
-        let query = Array(word.unicodeScalars)
+        let query = word.unicodeScalars.map(\.value)
         guard edits > 0, !query.isEmpty else { return [] }
         var walk = Walk(query: query, edits: edits, prefix: prefix)
         seeks = 0
-        let root = Array(0...query.count)
-        try visit([], row: root, previous: nil, isTerm: false, branch: nil, bestOnPath: .max, &walk)
+        try visit(depth: 0, isTerm: false, branch: nil, bestOnPath: .max, &walk)
         return walk.matches
     }
 
+    /// The state of one walk: the word sought, the current node (a prefix, as scalars), the
+    /// edit-distance rows of the node and its ancestors (row `d` for the prefix of length `d`),
+    /// the branches read into memory, and the matches.
     private struct Walk {
-        var query: [Unicode.Scalar]
-        var edits: Int
-        var prefix: Bool
+        let query: [UInt32]
+        let n: Int
+        let edits: Int
+        let prefix: Bool
+        var node: [UInt32] = []
+        /// Row `d` is at `d * (n + 1)`: no node deeper than `n + edits` can be close enough.
+        var rows: [Int]
+        var branches: [[[UInt32]]] = []
         var matches: [Match] = []
+
+        init(query: [UInt32], edits: Int, prefix: Bool) {
+            self.query = query
+            n = query.count
+            self.edits = edits
+            self.prefix = prefix
+            rows = [Int](repeating: 0, count: (query.count + 1) * (query.count + edits + 3))
+            for j in 0...query.count { rows[j] = j }
+        }
+
+        var nodeText: String { String(String.UnicodeScalarView(node.map { Unicode.Scalar($0)! })) }
+
+        /// Computes the row of the child of the node at `depth` by `character`.
+        mutating func computeRow(after depth: Int, character: UInt32) {
+            let base = depth * (n + 1), next = base + n + 1
+            rows[next] = rows[base] + 1
+            for j in 1...n {
+                let cost = query[j - 1] == character ? 0 : 1
+                var value = min(rows[base + j] + 1, rows[next + j - 1] + 1, rows[base + j - 1] + cost)
+                if j >= 2, depth >= 1, character == query[j - 2], node[depth - 1] == query[j - 1] {
+                    value = min(value, rows[base - n - 1 + j - 2] + 1)
+                }
+                rows[next + j] = value
+            }
+        }
     }
 
-    /// The words of a branch read into memory, in key order.
-    private typealias Branch = ArraySlice<[Unicode.Scalar]>
+    /// A range of words of a branch read into memory: `words[lower..<upper]` of branch `id`.
+    private struct Branch {
+        var id: Int
+        var lower: Int
+        var upper: Int
+    }
 
-    /// Visits `node`, whose edit-distance row is `row`. For a prefix, `bestOnPath` is the
-    /// fewest edits of a prefix recorded above it: a longer prefix is recorded only with fewer
-    /// (`photosynthe*` with 2 edits of `photosinthes`, then `photosynthes*` with 1).
-    private mutating func visit(_ node: [Unicode.Scalar], row: [Int], previous: [Int]?, isTerm: Bool,
-                                branch: Branch?, bestOnPath: Int, _ walk: inout Walk) throws {
-        let n = walk.query.count
-        let distance = row[n]
+    /// Visits the node of length `depth` (``Walk/node``, its row computed). For a prefix,
+    /// `bestOnPath` is the fewest edits of a prefix recorded above it.
+    private mutating func visit(depth: Int, isTerm: Bool, branch: Branch?, bestOnPath: Int, _ walk: inout Walk) throws {
+        let n = walk.n, base = depth * (n + 1)
+        let distance = walk.rows[base + n]
         var bestOnPath = bestOnPath
-        if walk.prefix, distance <= walk.edits, distance < bestOnPath, !node.isEmpty {
-            walk.matches.append(Match(term: String(String.UnicodeScalarView(node)), distance: distance, isPrefix: true))
+        if walk.prefix, distance <= walk.edits, distance < bestOnPath, depth > 0 {
+            walk.matches.append(Match(term: walk.nodeText, distance: distance, isPrefix: true))
             bestOnPath = distance
         }
         if !walk.prefix, isTerm, distance <= walk.edits {
-            walk.matches.append(Match(term: String(String.UnicodeScalarView(node)), distance: distance, isPrefix: false))
+            walk.matches.append(Match(term: walk.nodeText, distance: distance, isPrefix: false))
         }
-        guard let minimum = row.min(), minimum <= walk.edits, minimum < bestOnPath else { return }
+        var minimum = Int.max
+        for j in 0...n { minimum = min(minimum, walk.rows[base + j]) }
+        guard minimum <= walk.edits, minimum < bestOnPath else { return }
         guard seeks < Self.maximumSeeks else { wasBounded = true; return }
-        // A small branch (below the first three characters): read its words once, then walk them in memory.
+        // A small branch (below the first three characters): read its words once, then walk
+        // them in memory.
         var branch = branch
-        if branch == nil, node.count >= 3 {
-            let start = String(String.UnicodeScalarView(node))
+        if branch == nil, depth >= 3 {
+            let start = walk.nodeText
             seeks += 1
-            let terms = try String.fetchAll(db.cachedStatement(sql: """
-                SELECT "term" FROM \(table) WHERE "term" >= ? AND "term" < ? ORDER BY "term" LIMIT ?
-                """), arguments: [start, start + "\u{10FFFF}", Self.branchReadLimit + 1])
-            if terms.count <= Self.branchReadLimit { branch = ArraySlice(terms.map { Array($0.unicodeScalars) }) }
+            var terms: [[UInt32]] = []
+            try readBranch.forEachText([.text(start), .text(start + "\u{10FFFF}"), .integer(Int64(Self.branchReadLimit + 1))]) { bytes in
+                terms.append(String(decoding: bytes, as: UTF8.self).unicodeScalars.map(\.value))
+                return true
+            }
+            if terms.count <= Self.branchReadLimit {
+                walk.branches.append(terms)
+                branch = Branch(id: walk.branches.count - 1, lower: 0, upper: terms.count)
+            }
         }
         // The characters that may follow: any, or once the edits are used up, only those that
         // continue the word (a match, or the second half of a transposition).
-        var allowed: [Unicode.Scalar]?
+        var allowed: [UInt32]?
         if minimum == walk.edits {
-            var characters = Set<Unicode.Scalar>()
-            for j in 0..<n where row[j] == walk.edits { characters.insert(walk.query[j]) }
-            if let last = node.last, let previous {
-                for j in 1..<n where walk.query[j] == last && previous[j - 1] < walk.edits { characters.insert(walk.query[j - 1]) }
+            var characters: [UInt32] = []
+            for j in 0..<n where walk.rows[base + j] == walk.edits && !characters.contains(walk.query[j]) {
+                characters.append(walk.query[j])
             }
-            allowed = characters.sorted { $0.value < $1.value }
-        }
-        func child(_ character: Unicode.Scalar, isTerm: Bool, _ walk: inout Walk) throws {
-            var next = [Int](repeating: 0, count: n + 1)
-            next[0] = row[0] + 1
-            for j in 1...n {
-                let cost = walk.query[j - 1] == character ? 0 : 1
-                var value = min(row[j] + 1, next[j - 1] + 1, row[j - 1] + cost)
-                if j >= 2, let last = node.last, let previous, character == walk.query[j - 2], last == walk.query[j - 1] {
-                    value = min(value, previous[j - 2] + 1)
+            if depth >= 1 {
+                let last = walk.node[depth - 1], previous = base - n - 1
+                for j in 1..<max(n, 1) where walk.query[j] == last && walk.rows[previous + j - 1] < walk.edits
+                    && !characters.contains(walk.query[j - 1]) {
+                    characters.append(walk.query[j - 1])
                 }
-                next[j] = value
             }
-            let childBranch = branch.map { Self.children(of: $0, depth: node.count, character: character) }
-            try visit(node + [character], row: next, previous: row, isTerm: isTerm, branch: childBranch, bestOnPath: bestOnPath, &walk)
+            allowed = characters.sorted()
+        }
+        func child(_ character: UInt32, isTerm: Bool, branch: Branch?, _ walk: inout Walk) throws {
+            walk.computeRow(after: depth, character: character)
+            walk.node.append(character)
+            defer { walk.node.removeLast() }
+            try visit(depth: depth + 1, isTerm: isTerm, branch: branch, bestOnPath: bestOnPath, &walk)
         }
         if let branch {
-            // In memory: the distinct next characters of the branch's words.
-            var index = branch.startIndex
-            while index < branch.endIndex {
-                let term = branch[index]
-                guard term.count > node.count else { index += 1; continue }
-                let character = term[node.count]
-                let end = branch[index...].firstIndex { $0.count <= node.count || $0[node.count] != character } ?? branch.endIndex
+            // In memory: the words of each child are contiguous, its own word (if any) first.
+            var index = branch.lower
+            while index < branch.upper {
+                let word = walk.branches[branch.id][index]
+                guard word.count > depth else { index += 1; continue }
+                let character = word[depth]
+                var end = index + 1
+                while end < branch.upper, walk.branches[branch.id][end].count > depth, walk.branches[branch.id][end][depth] == character { end += 1 }
                 if allowed?.contains(character) ?? true {
                     seeks += 1
-                    try child(character, isTerm: branch[index...].contains { $0.count == node.count + 1 && $0[node.count] == character }, &walk)
+                    try child(character, isTerm: word.count == depth + 1, branch: Branch(id: branch.id, lower: index, upper: end), &walk)
                 }
                 index = end
             }
@@ -159,33 +209,30 @@ package struct TermNeighbourhood {
         }
         if let allowed {
             for character in allowed {
-                let prefix = String(String.UnicodeScalarView(node + [character]))
+                walk.node.append(character)
+                let prefix = walk.nodeText
+                walk.node.removeLast()
                 guard let first = try firstTerm(atLeast: prefix), first.hasPrefix(prefix) else { continue }
-                try child(character, isTerm: first == prefix, &walk)
+                try child(character, isTerm: first == prefix, branch: nil, &walk)
             }
             return
         }
         // Every child, one seek each: the first word after the previous child's branch.
-        var lower = String(String.UnicodeScalarView(node))
+        var lower = walk.nodeText
         var strictly = false
         while let first = try firstTerm(atLeast: lower, strictly: strictly) {
             strictly = false
-            let scalars = Array(first.unicodeScalars)
-            guard scalars.count >= node.count, Array(scalars[..<node.count]) == node else { break }
-            if scalars.count == node.count { strictly = true; continue } // the node itself is a word
-            let character = scalars[node.count]
-            try child(character, isTerm: scalars.count == node.count + 1, &walk)
-            guard let successor = Self.successor(character) else { break }
-            lower = String(String.UnicodeScalarView(node + [successor]))
+            let scalars = first.unicodeScalars.map(\.value)
+            guard scalars.count >= depth, scalars[..<depth].elementsEqual(walk.node) else { break }
+            if scalars.count == depth { strictly = true; continue } // the node itself is a word
+            let character = scalars[depth]
+            try child(character, isTerm: scalars.count == depth + 1, branch: nil, &walk)
+            guard let successor = Self.successor(Unicode.Scalar(character)!) else { break }
+            walk.node.append(successor.value)
+            lower = walk.nodeText
+            walk.node.removeLast()
             if seeks >= Self.maximumSeeks { wasBounded = true; break }
         }
-    }
-
-    /// The words of `branch` whose character at `depth` is `character` (they are contiguous).
-    private static func children(of branch: Branch, depth: Int, character: Unicode.Scalar) -> Branch {
-        guard let start = branch.firstIndex(where: { $0.count > depth && $0[depth] == character }) else { return branch[branch.endIndex...] }
-        let end = branch[start...].firstIndex { !($0.count > depth && $0[depth] == character) } ?? branch.endIndex
-        return branch[start..<end]
     }
 
     /// The next Unicode scalar (skipping surrogates), nil after the last.
@@ -197,13 +244,15 @@ package struct TermNeighbourhood {
 
     private mutating func firstTerm(atLeast lower: String, strictly: Bool = false) throws -> String? {
         seeks += 1
-        let sql = strictly ? "SELECT \"term\" FROM \(table) WHERE \"term\" > ? ORDER BY \"term\" LIMIT 1"
-                           : "SELECT \"term\" FROM \(table) WHERE \"term\" >= ? ORDER BY \"term\" LIMIT 1"
-        return try String.fetchOne(db.cachedStatement(sql: sql), arguments: [lower])
+        return try lookUp(atLeast: lower, strictly: strictly)
     }
 
-    private func lookUp(atLeast lower: String) throws -> String? {
-        try String.fetchOne(db.cachedStatement(sql: "SELECT \"term\" FROM \(table) WHERE \"term\" >= ? ORDER BY \"term\" LIMIT 1"),
-                            arguments: [lower])
+    private func lookUp(atLeast lower: String, strictly: Bool = false) throws -> String? {
+        var found: String?
+        try (strictly ? seekAfter : seek).forEachText([.text(lower)]) { bytes in
+            found = String(decoding: bytes, as: UTF8.self)
+            return false
+        }
+        return found
     }
 }

@@ -107,3 +107,23 @@ import SearchlightTestSupport
         #expect(!IndexVocabulary.isKept(for: IndexedText(tokenizer: "porter unicode61")))
     }
 }
+
+extension IndexVocabularyTests {
+    @Test func verifyFindsADamagedVocabularyAndRepairRebuildsIt() throws {
+        let f = try Fixture()
+        try f.insertNote(1, title: "kernel panic")
+        try f.insertNote(2, title: "kernel")
+        try f.runIndexer()
+        #expect(try f.indexer.verify().isConsistent)
+        try f.store.dbPool.write { db in
+            try db.execute(sql: "UPDATE searchlight_terms_g1 SET documents = 7 WHERE term = 'kernel'")
+            try db.execute(sql: "DELETE FROM searchlight_terms_g1 WHERE term = 'panic'")
+            try db.execute(sql: "INSERT INTO searchlight_terms_g1 VALUES ('ghost', 1)")
+        }
+        let report = try f.indexer.verify()
+        #expect(report.integrityErrors == ["vocabulary: 3 words differ from the counts of the index's text"])
+        let repair = try f.indexer.repair()
+        #expect(repair.repaired && repair.isConsistent)
+        #expect(try Self.stored(f.store) == ["kernel": 2, "panic": 1])
+    }
+}

@@ -1,0 +1,75 @@
+import GRDB
+import GRDBSQLite
+
+/// A prepared statement stepped through SQLite's C API, for the few loops that run it thousands
+/// of times per call (the vocabulary walk's seeks, the vocabulary's upserts): GRDB's
+/// `StatementArguments` boxes each value and its statement cache hashes the SQL at every call.
+/// Text is bound and read as UTF-8 bytes; the statement is reset after each use, so it holds no
+/// read lock between calls.
+struct RawStatement {
+    private let statement: Statement
+
+    /// Prepares `sql` on `db` (through GRDB's statement cache).
+    init(_ sql: String, _ db: Database) throws {
+        statement = try db.cachedStatement(sql: sql)
+    }
+
+    /// SQLite copies the bound text (`SQLITE_TRANSIENT`).
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private func bind(_ values: [RawValue]) throws {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        for (offset, value) in values.enumerated() {
+            let index = CInt(offset + 1)
+            let code: CInt
+            switch value {
+            case let .text(text):
+                var text = text
+                code = text.withUTF8 { bytes in
+                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
+                }
+            case let .integer(integer):
+                code = sqlite3_bind_int64(handle, index, integer)
+            }
+            guard code == SQLITE_OK else { throw error(code) }
+        }
+    }
+
+    private func error(_ code: CInt) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code),
+                      message: sqlite3_db_handle(statement.sqliteStatement).map { String(cString: sqlite3_errmsg($0)) })
+    }
+
+    /// A value to bind.
+    enum RawValue {
+        case text(String)
+        case integer(Int64)
+    }
+
+    /// Runs the statement with `values` and calls `row` with each row's first column as text,
+    /// until it returns false.
+    func forEachText(_ values: [RawValue], _ row: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
+        try bind(values)
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw error(code) }
+            let count = Int(sqlite3_column_bytes(handle, 0))
+            let bytes = sqlite3_column_text(handle, 0)
+            guard try row(UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : count)) else { return }
+        }
+    }
+
+    /// Runs the statement (no rows expected) with `values`.
+    func execute(_ values: [RawValue]) throws {
+        try bind(values)
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
+    }
+}
