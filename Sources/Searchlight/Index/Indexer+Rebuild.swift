@@ -226,7 +226,7 @@ extension Indexer {
         var inserted = 0
         for row in rows {
             guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }
-            try writer.insertNew(id, fields: fields, entityID: source.entity.id, db)
+            try writer.insertNew(id, fields: fields, attributes: source.attributeValues(of: row), entityID: source.entity.id, db)
             inserted += 1
         }
         let last: DatabaseValue? = rows.last?[0]

@@ -12,11 +12,19 @@ extension SearchIndex {
         var text: IndexedText
         var entities: [IndexedEntity]
         var snippetTokens: Int
+        /// The attribute condition of the search, if any (``restriction(_:)``).
+        var filter: SearchFilter? = nil
+        /// The time recency hints are measured from, in unix seconds.
+        var now: Double = Date().timeIntervalSince1970
 
         /// The quoted document map table.
         var documents: String { SQLQuoting.identifier(schema.documentTable) }
         /// The quoted FTS5 table of `entity`.
         func fts(_ entity: IndexedEntity) -> String { SQLQuoting.identifier(schema.ftsTable(entity.id)) }
+        /// What the filter does to `entity`'s matches (``SearchIndex/restriction(_:entity:schema:fts:)``).
+        func restriction(_ entity: IndexedEntity) -> Restriction {
+            SearchIndex.restriction(filter, entity: entity, schema: schema, fts: fts(entity))
+        }
     }
 
     /// A match the ranking pass keeps, with its hit once its snippet is computed.
@@ -118,10 +126,15 @@ extension SearchIndex {
             let entityExpression = if let parsed { parsed.expression(columns: Set(entity.fieldColumns.map { $0.lowercased() })) }
                                    else { query.expression(for: scope.text, columns: entity.fieldColumns) } // raw
             guard let expression = entityExpression else { continue }
+            // Filters and ranking hints (SearchIndex+Filtering.swift).
+            let restriction = scope.restriction(entity)
+            let score = Self.score(entity, schema: scope.schema, fts: fts, now: scope.now)
+            if restriction.matchesNothing { counts[entity.entity.name] = 0; continue }
             expressions[entity.id] = expression
             let count: Int
             do {
-                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?" + restriction.sql),
+                                         arguments: [expression] + restriction.arguments) ?? 0
             } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
@@ -132,9 +145,9 @@ extension SearchIndex {
             total += count
             ranked += min(count, rankingCap)
             if needed == 0 || count == 0 { continue }
-            var sql = "SELECT \(fts).rowid, rank"
-            var arguments: StatementArguments = []
-            var orderBy = "rank, \(fts).rowid"
+            var sql = "SELECT \(fts).rowid, " + (score.map { "\($0.sql) AS searchlight_score" } ?? "rank")
+            var arguments: StatementArguments = score?.arguments ?? []
+            var orderBy = (score == nil ? "rank" : "searchlight_score") + ", \(fts).rowid"
             if case let .column(_, descending) = order {
                 // Every row's value is needed to sort: snippets wait for the page.
                 sql += ", " + sortKeys[entity.id, default: "NULL"] + " AS searchlight_sort_key"
@@ -150,13 +163,13 @@ extension SearchIndex {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
                 arguments += hitArguments(entity, in: scope)
             }
-            sql += " FROM \(fts) WHERE \(fts) MATCH ?"
-            arguments += [expression]
+            sql += " FROM \(fts) WHERE \(fts) MATCH ?" + restriction.sql
+            arguments += [expression] + restriction.arguments
             if count > rankingCap {
                 // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
                 // microsecond a match, and a term in half the documents has tens of thousands.
-                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
-                                                arguments: [expression, rankingCap - 1]) ?? Int64.min
+                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?\(restriction.sql) ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
+                                                arguments: [expression] + restriction.arguments + [rankingCap - 1]) ?? Int64.min
                 sql += " AND \(fts).rowid >= ?"
                 arguments += [lowest]
             }

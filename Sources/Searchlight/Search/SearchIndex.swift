@@ -71,25 +71,38 @@ public final class SearchIndex: Sendable {
     /// where `field:` may name the fields of the searched entities.
     /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
     /// When nothing matches, ``SearchResults/explanation`` says why, with "did you mean"
-    /// suggestions.
+    /// suggestions (not when a filter is given: it may be what excluded the matches).
+    ///
+    /// - Parameters:
+    ///   - filter: only documents whose attributes satisfy it (``SearchFilter``), counted,
+    ///     ranked and faceted; an entity that does not declare every attribute it names matches
+    ///     nothing, and an attribute no searched entity declares is an `invalidFilter` error.
+    ///   - facets: attributes whose values to count among all the matches
+    ///     (``SearchResults/facets``), the `facetLimit` most frequent of each.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
-        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, explains: true)
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance,
+                       filter: SearchFilter? = nil, facets: [String] = [], facetLimit: Int = 10) throws(SearchlightError) -> SearchResults {
+        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, explains: true,
+                   filter: filter, facets: facets, facetLimit: facetLimit)
     }
 
     func search(_ text: String, asYouType: Bool, entities: Set<String>?, limit: Int?, offset: Int,
-                order: SearchOrder = .relevance, explains: Bool) throws(SearchlightError) -> SearchResults {
+                order: SearchOrder = .relevance, explains: Bool,
+                filter: SearchFilter? = nil, facets: [String] = [], facetLimit: Int = 10) throws(SearchlightError) -> SearchResults {
         let columns = Set(store.model.entities.filter { entities?.contains($0.name) ?? true }.flatMap { $0.fields.map(\.column) })
         var results = SearchResults.empty
         if let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) {
-            results = try search(query, entities: entities, limit: limit, offset: offset, order: order)
+            results = try search(query, entities: entities, limit: limit, offset: offset, order: order,
+                                 filter: filter, facets: facets, facetLimit: facetLimit)
             results.droppedTerms = query.droppedTerms
         } else {
             // Nothing to search for is no error, but bad arguments still are.
             try validate(entities: entities, limit: limit, offset: offset)
+            try validateRefinements(filter: filter, facets: facets, facetLimit: facetLimit, entities: entities)
+            results.facets = facets.isEmpty ? nil : facets.map { SearchFacet(attribute: $0, buckets: []) }
             results.droppedTerms = SearchQuery.Parsed(text, asYouType: asYouType, columns: columns, text: .standard).droppedTerms
         }
-        if explains, results.total == 0 {
+        if explains, results.total == 0, filter == nil {
             results.explanation = try explanation(for: text, asYouType: asYouType, columns: columns, entities: entities)
         }
         return results
@@ -102,14 +115,19 @@ public final class SearchIndex: Sendable {
     ///   - limit: at most this many hits (`nil`: no limit); a page never holds more than
     ///     ``Options/maximumHits``, and ``SearchResults/isTruncated`` says when that cut it.
     ///   - offset: skip this many hits (paging).
+    ///   - filter, facets, facetLimit: see ``search(_:asYouType:entities:limit:offset:order:filter:facets:facetLimit:)``.
     /// - Throws: `invalidQuery` for a raw query SQLite rejects; `unknownEntity`;
-    ///   `invalidArgument`; `indexNotBuilt` before the first indexing.
+    ///   `invalidArgument`; `invalidFilter`; `indexNotBuilt` before the first indexing.
     public func search(_ query: SearchQuery, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance) throws(SearchlightError) -> SearchResults {
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance,
+                       filter: SearchFilter? = nil, facets: [String] = [], facetLimit: Int = 10) throws(SearchlightError) -> SearchResults {
         try validate(entities: entities, limit: limit, offset: offset)
         try migrateIfNeeded()
+        let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit)
         do {
-            return try store.databaseWriter.read { db in try run(query, entities: entities, limit: limit, offset: offset, order: order, db) }
+            return try store.databaseWriter.read { db in
+                try run(query, entities: entities, limit: limit, offset: offset, order: order, refinements: refinements, db)
+            }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
             let reason = error.message ?? "\(error)"
@@ -136,15 +154,17 @@ public final class SearchIndex: Sendable {
     /// A search: the ranking pass (``rank(_:in:needed:order:_:)``) finds, counts and orders the
     /// matches of each entity; the snippets pass (``addSnippets(to:in:expressions:_:)``) computes
     /// what the page shows for the hits the ranking query did not.
-    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder, _ db: Database) throws -> SearchResults {
+    private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder,
+                     refinements: Refinements = .init(), _ db: Database) throws -> SearchResults {
         guard let (schema, layout) = try liveLayout(db) else {
             try store.checkInstalled(in: db) // no index at all: say so if Searchlight was uninstalled
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         // A CJK character is a token: snippets of CJK text get more of them.
         let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
-        let scope = SearchScope(schema: schema, text: layout.text,
+        var scope = SearchScope(schema: schema, text: layout.text,
                                 entities: layout.entities.filter { names?.contains($0.entity.name) ?? true }, snippetTokens: tokens)
+        try refinements.prepare(&scope, db)
         let pageSize = min(limit ?? max(options.maximumHits, 1), max(options.maximumHits, 1))
         // Saturating: a huge offset (paging past the end) must not overflow and crash.
         let (sum, overflow) = offset.addingReportingOverflow(pageSize)
@@ -154,8 +174,12 @@ public final class SearchIndex: Sendable {
         // Cut at maximumHits while more ranked hits follow: say so.
         let asked = limit ?? Int.max
         let isTruncated = asked > pageSize && offset < ranking.ranked && ranking.ranked - offset > pageSize
-        return SearchResults(total: ranking.total, countsByEntity: ranking.counts, rankedMatches: ranking.ranked,
-                             isTruncated: isTruncated, hits: page.compactMap(\.hit))
+        var results = SearchResults(total: ranking.total, countsByEntity: ranking.counts, rankedMatches: ranking.ranked,
+                                    isTruncated: isTruncated, hits: page.compactMap(\.hit))
+        if !refinements.facets.isEmpty {
+            results.facets = try facets(refinements.facets, limit: refinements.facetLimit, in: scope, ranking: ranking, db)
+        }
+        return results
     }
 
     /// The SQL that yields a hit's object id: the FTS rowid itself for rowid keys, the

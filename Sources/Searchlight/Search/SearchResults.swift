@@ -40,6 +40,9 @@ public struct SearchResults: Hashable, Sendable, Codable {
     public var droppedTerms = 0
     /// Why nothing matched, for user text that matched nothing (nil otherwise).
     public var explanation: SearchExplanation? = nil
+    /// The counts of the requested facets' values among all the matches, in the order asked
+    /// (nil when no facet was asked for).
+    public var facets: [SearchFacet]? = nil
 
     /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
     public var isRankingCapped: Bool { rankedMatches < total }
