@@ -42,9 +42,9 @@ struct FilterParser {
 
         var display: String {
             switch self {
-            case let .word(word): "\"\(word)\""
-            case let .quotedName(name): "`\(name)`"
-            case let .string(text): "the text \"\(text.prefix(20))\(text.count > 20 ? "…" : "")\""
+            case let .word(word): "\"\(SearchFilter.shown(word))\""
+            case let .quotedName(name): "`\(SearchFilter.shown(name))`"
+            case let .string(text): "the text \"\(SearchFilter.shown(text))\""
             case let .number(value): "the number \(value)"
             case let .symbol(symbol): "\"\(symbol)\""
             case .end: "the end of the filter"
@@ -107,7 +107,7 @@ struct FilterParser {
                     } else { break }
                 }
                 if i < characters.count, characters[i].isLetter || characters[i] == "_" {
-                    throw fail("\"\(literal)\(characters[i])\" is not a number (quote text, and put backticks around a name that starts with a digit)", at: start)
+                    throw fail("\"\(SearchFilter.shown(literal + String(characters[i])))\" is not a number (quote text, and put backticks around a name that starts with a digit)", at: start)
                 }
                 let digits = literal.hasPrefix("+") ? String(literal.dropFirst()) : literal
                 if !digits.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let integer = Int64(digits) {
@@ -139,7 +139,7 @@ struct FilterParser {
                 i += 1
                 continue
             }
-            throw fail("unexpected \"\(c)\" (expected an attribute, a value, an operator or a parenthesis)", at: start)
+            throw fail("unexpected \"\(SearchFilter.shown(String(c)))\" (expected an attribute, a value, an operator or a parenthesis)", at: start)
         }
         tokens.append((.end, characters.count))
     }
@@ -239,9 +239,9 @@ struct FilterParser {
             guard take(symbol: ")") else { throw fail("\",\" or \")\"") }
             return negated ? .not(.oneOf(name, values)) : .oneOf(name, values)
         }
-        if negated { throw fail("IN after NOT (or write NOT before the attribute: NOT \(name) = …)") }
+        if negated { throw fail("IN after NOT (or write NOT before the attribute: NOT \(SearchFilter.shown(name)) = …)") }
         guard case let .symbol(symbol) = current, let comparison = SearchFilter.Comparison(rawValue: symbol) else {
-            throw fail("an operator after \(name): =, !=, <>, <, <=, >, >=, IN, IS NULL or IS NOT NULL")
+            throw fail("an operator after \(SearchFilter.shown(name)): =, !=, <>, <, <=, >, >=, IN, IS NULL or IS NOT NULL")
         }
         index += 1
         return .compare(name, comparison, try parseValue())

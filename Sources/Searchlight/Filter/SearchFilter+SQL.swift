@@ -9,7 +9,7 @@ extension SearchFilter {
     ///
     /// ```swift
     /// try SearchFilter(parsing: #"year >= 2020 AND tag IN ("swift", 'go')"#).sql { "a." + SQLQuoting.identifier($0) }
-    /// // ("((a."year" >= ?) AND (a."tag" IN (?, ?)))", [2020, "swift", "go"])
+    /// // ("((a."year" >= ?) AND (a."tag" IN (?,?)))", [2020, "swift", "go"])
     /// ```
     package func sql(column: (String) -> String?) -> (sql: String, arguments: [DatabaseValue])? {
         var arguments: [DatabaseValue] = []

@@ -105,6 +105,27 @@ public indirect enum SearchFilter: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// User text as an error message shows it, on one line: control characters escaped
+    /// (`\n`, `\u{0}`), and at most 40 characters.
+    static func shown(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars.prefix(40) {
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default:
+                if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .lineSeparator
+                    || scalar.properties.generalCategory == .paragraphSeparator {
+                    result += "\\u{" + String(scalar.value, radix: 16) + "}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return text.unicodeScalars.count > 40 ? result + "…" : result
+    }
+
     /// Checks the bounds (terms, values, depth) and that every `IN` has a value. Depth counts
     /// each `NOT` and each change between `AND` and `OR` (a chain of ANDs is one level).
     func validate() throws(SearchlightError) {
@@ -123,7 +144,7 @@ public indirect enum SearchFilter: Hashable, Sendable, CustomStringConvertible {
             case let .oneOf(name, list):
                 terms += 1
                 values += list.count
-                if list.isEmpty { throw SearchlightError(.invalidFilter, "invalid filter: \(name) IN () has no value") }
+                if list.isEmpty { throw SearchlightError(.invalidFilter, "invalid filter: \(SearchFilter.shown(name)) IN () has no value") }
             case .isNull:
                 terms += 1
             case let .not(inner):

@@ -53,9 +53,9 @@ extension SearchIndex {
     static func unknownAttribute(_ name: String, entities: [IndexedEntity]) -> String {
         var declared: [String] = []
         for attribute in entities.flatMap(\.attributes) where !declared.contains(where: { $0.caseInsensitiveCompare(attribute.name) == .orderedSame }) {
-            declared.append(attribute.name)
+            declared.append(SearchFilter.shown(attribute.name))
         }
-        return "unknown attribute \"\(name)\" (\(declared.isEmpty ? "the searched entities declare no attributes" : "declared: " + declared.joined(separator: ", ")))"
+        return "unknown attribute \"\(SearchFilter.shown(name))\" (\(declared.isEmpty ? "the searched entities declare no attributes" : "declared: " + declared.joined(separator: ", ")))"
     }
 
     /// The score the ranking query orders `entity`'s matches by: FTS5's `rank` (bm25 with the
