@@ -111,6 +111,8 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
     /// The attributes, with their columns' affinity and collation (``IndexedAttribute``).
     package var attributes: [IndexedAttribute] = []
     package var fieldColumns: [String] { entity.fields.map(\.column) }
+    /// The columns the index reads from a row: the fields', then the attributes'.
+    package var indexedColumns: [String] { fieldColumns + attributes.map(\.column) }
     package var weights: [Double] { entity.fields.map(\.weight) }
     /// The position of the title field among the fields (the first field if none has the role).
     package var titleIndex: Int? {
