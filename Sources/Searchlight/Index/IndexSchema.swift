@@ -54,8 +54,8 @@ package struct IndexSchema: Sendable {
             statements.append("INSERT INTO \(fts)(\(fts), rank) VALUES ('rank', \(SQLQuoting.literal(Self.rankFunction(entity))))")
             if !entity.attributes.isEmpty {
                 // Each value as the source row stores it, compared as the source column compares.
-                let definitions = entity.attributes.map(\.definition).joined(separator: ",\n  ")
-                statements.append("CREATE TABLE \(SQLQuoting.identifier(attributeTable(entity.id))) (\n  \(definitions)\n)")
+                let columns = entity.attributes.map(\.definition).joined(separator: ",\n  ")
+                statements.append("CREATE TABLE \(SQLQuoting.identifier(attributeTable(entity.id))) (\n  \(columns)\n)")
             }
         }
         return statements

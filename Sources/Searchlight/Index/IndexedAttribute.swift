@@ -48,7 +48,16 @@ package struct IndexedAttribute: Codable, Hashable, Sendable {
 
     /// The attribute's column definition in the attribute table: `"year" INTEGER COLLATE BINARY`.
     var definition: String {
-        SQLQuoting.identifier(name) + affinity.declaredType + " COLLATE " + collation
+        SQLQuoting.identifier(name) + affinity.declaredType + " COLLATE " + Self.builtInCollation(collation)
+    }
+
+    /// `NOCASE` or `RTRIM` as such, anything else `BINARY`: the only collation names SQL is built with.
+    static func builtInCollation(_ name: String) -> String {
+        switch name.uppercased() {
+        case "NOCASE": "NOCASE"
+        case "RTRIM": "RTRIM"
+        default: "BINARY"
+        }
     }
 
     /// Reads the affinity and collation of `attribute`'s column in `table` with

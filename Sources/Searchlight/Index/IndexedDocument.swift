@@ -63,13 +63,13 @@ package struct DocumentSource: Sendable {
     package func selectSQL(where condition: String) -> String {
         let table = SQLQuoting.identifier(entity.entity.table)
         let key = SQLQuoting.identifier(entity.entity.primaryKey)
-        let columns = builder == nil
+        var columns = builder == nil
             ? entity.fieldColumns.map(SQLQuoting.identifier)
                 .map { "CASE typeof(\($0)) WHEN 'real' THEN CAST(\($0) AS TEXT) ELSE \($0) END" }
                 .joined(separator: ", ")
             : "*"
-        let attributes = builder == nil ? entity.attributes.map { ", " + SQLQuoting.identifier($0.column) }.joined() : ""
-        return "SELECT \(key), \(columns)\(attributes) FROM \(table) WHERE \(condition)"
+        if builder == nil { columns += entity.attributes.map { ", " + SQLQuoting.identifier($0.column) }.joined() }
+        return "SELECT \(key), \(columns) FROM \(table) WHERE \(condition)"
     }
 
     /// The attribute values of a row of ``selectSQL(where:)``, exactly as stored: after the

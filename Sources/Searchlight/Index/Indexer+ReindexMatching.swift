@@ -39,13 +39,16 @@ extension Indexer {
                     guard let inIndex = filter.sql(column: { entity.attribute(named: $0).map { "a." + SQLQuoting.identifier($0.name) } }),
                           let inTable = filter.sql(column: { entity.attribute(named: $0).map { "s." + SQLQuoting.identifier($0.column) } })
                     else { continue }
-                    let attributes = SQLQuoting.identifier(live.schema.attributeTable(entity.id))
+                    let table = SQLQuoting.identifier(live.schema.attributeTable(entity.id))
+                    var condition = inIndex.sql
                     let indexed = entity.usesRowidKeys
-                        ? "SELECT a.rowid FROM \(attributes) a WHERE \(inIndex.sql)"
-                        : "SELECT d.\"object_id\" FROM \(SQLQuoting.identifier(live.schema.documentTable)) d JOIN \(attributes) a ON a.rowid = d.\"id\" WHERE d.\"entity_id\" = \(entity.id) AND \(inIndex.sql)"
-                    var ids = Set(try DatabaseValue.fetchAll(db, sql: indexed, arguments: StatementArguments(inIndex.arguments)).compactMap(ObjectID.fromDatabaseValue))
+                        ? "SELECT a.rowid FROM \(table) a WHERE \(condition)"
+                        : "SELECT d.\"object_id\" FROM \(SQLQuoting.identifier(live.schema.documentTable)) d JOIN \(table) a ON a.rowid = d.\"id\" WHERE d.\"entity_id\" = ? AND \(condition)"
+                    var ids = Set(try DatabaseValue.fetchAll(db, sql: indexed, arguments: StatementArguments((entity.usesRowidKeys ? [] : [entity.id.databaseValue]) + inIndex.arguments))
+                        .compactMap(ObjectID.fromDatabaseValue))
                     if try db.tableExists(entity.entity.table) {
-                        let rows = "SELECT s.\(SQLQuoting.identifier(entity.entity.primaryKey)) FROM \(SQLQuoting.identifier(entity.entity.table)) s WHERE \(inTable.sql)"
+                        condition = inTable.sql
+                        let rows = "SELECT s.\(SQLQuoting.identifier(entity.entity.primaryKey)) FROM \(SQLQuoting.identifier(entity.entity.table)) s WHERE \(condition)"
                         ids.formUnion(try DatabaseValue.fetchAll(db, sql: rows, arguments: StatementArguments(inTable.arguments)).compactMap(ObjectID.fromDatabaseValue))
                     }
                     selected.append((entity.entity.name, ids.sorted()))

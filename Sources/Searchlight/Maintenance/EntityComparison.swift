@@ -56,13 +56,13 @@ struct EntityComparison {
     /// as a C string, where FTS5 indexes every byte.)
     private var expectedSQL: String {
         guard source.builder == nil else { return source.selectSQL(where: "1") + " ORDER BY \(key)" }
-        let columns = entity.fieldColumns.map { column -> String in
+        var columns = entity.fieldColumns.map { column -> String in
             let c = SQLQuoting.identifier(column)
             return "CASE typeof(\(c)) WHEN 'blob' THEN \(c) ELSE CAST(\(c) AS TEXT) END"
         }.joined(separator: ", ")
         // Attribute values as stored, after the fields (as the indexer reads them).
-        let attributes = entity.attributes.map { ", " + SQLQuoting.identifier($0.column) }.joined()
-        return "SELECT \(key), \(columns)\(attributes) FROM \(table) ORDER BY \(key)"
+        columns += entity.attributes.map { ", " + SQLQuoting.identifier($0.column) }.joined()
+        return "SELECT \(key), \(columns) FROM \(table) ORDER BY \(key)"
     }
 
     /// The text a value of ``expectedSQL`` should be indexed as: SQLite's text, or a BLOB's
@@ -100,18 +100,18 @@ struct EntityComparison {
     private mutating func compare(_ chunk: [(id: ObjectID, fields: [String]?, attributes: [DatabaseValue])], expectedBytes: Int, _ db: Database) throws {
         var columns = entity.fieldColumns.map { "f.\(SQLQuoting.identifier($0))" }.joined(separator: ", ")
         // Attributes: whether the document has its row of values, then the values.
-        var joinAttributes = ""
+        var join = ""
         if !entity.attributes.isEmpty {
             columns += ", a.rowid IS NOT NULL" + entity.attributes.map { ", a." + SQLQuoting.identifier($0.name) }.joined()
-            joinAttributes = " LEFT JOIN \(attributeTable) a ON a.rowid = " + (entity.usesRowidKeys ? "f.rowid" : "d.\"id\"")
+            join = " LEFT JOIN \(attributeTable) a ON a.rowid = " + (entity.usesRowidKeys ? "f.rowid" : "d.\"id\"")
         }
         let placeholders = databaseQuestionMarks(count: chunk.count)
         let ids = StatementArguments(chunk.map(\.id))
         let rows = entity.usesRowidKeys
-            ? try Row.fetchCursor(db, sql: "SELECT f.rowid, 1, \(columns) FROM \(fts) f\(joinAttributes) WHERE f.rowid IN (\(placeholders))", arguments: ids)
+            ? try Row.fetchCursor(db, sql: "SELECT f.rowid, 1, \(columns) FROM \(fts) f\(join) WHERE f.rowid IN (\(placeholders))", arguments: ids)
             : try Row.fetchCursor(db, sql: """
                 SELECT d."object_id", f.rowid IS NOT NULL, \(columns)
-                FROM \(documents) d LEFT JOIN \(fts) f ON f.rowid = d."id"\(joinAttributes)
+                FROM \(documents) d LEFT JOIN \(fts) f ON f.rowid = d."id"\(join)
                 WHERE d."entity_id" = ? AND d."object_id" IN (\(placeholders))
                 """, arguments: [entity.id] + ids)
         /// Indexed text by object; an empty array for a document without text.

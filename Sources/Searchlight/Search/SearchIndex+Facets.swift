@@ -56,7 +56,8 @@ extension SearchIndex {
                 facets.append(SearchFacet(attribute: declaredName, buckets: []))
                 continue
             }
-            let collation = collations.count == 1 ? collations.first! : "BINARY"
+            // One of three constant names (a layout's text is never spliced in).
+            let collation = collations.count == 1 ? IndexedAttribute.builtInCollation(collations.first!) : "BINARY"
             let sql = "SELECT min(v COLLATE BINARY) AS value, count(*) AS n, count(*) OVER () FROM ("
                 + branches.joined(separator: " UNION ALL ")
                 + ") GROUP BY v COLLATE \(collation) ORDER BY n DESC, value LIMIT ?"

@@ -77,9 +77,10 @@ extension SearchIndex {
         var terms: [String] = []
         var arguments: StatementArguments = []
         for (hint, attribute) in hints {
-            let value = "(SELECT a.\(SQLQuoting.identifier(attribute.name)) FROM \(table) a WHERE a.rowid = \(fts).rowid)"
+            let columns = "(SELECT a.\(SQLQuoting.identifier(attribute.name)) FROM \(table) a WHERE a.rowid = \(fts).rowid)"
+            let value = columns
             if let days = hint.halfLifeDays {
-                let seconds = "(SELECT CASE typeof(v) WHEN 'text' THEN (julianday(v) - 2440587.5) * 86400.0 ELSE v END FROM (SELECT \(value) AS v))"
+                let seconds = "(SELECT CASE typeof(v) WHEN 'text' THEN (julianday(v) - 2440587.5) * 86400.0 ELSE v END FROM (SELECT \(columns) AS v))"
                 terms.append("\(hint.weight) * \(RankingBoost.name)(\(seconds), \(days), ?)")
                 arguments += [now]
             } else {

@@ -168,7 +168,7 @@ extension SearchIndex {
             if count > rankingCap {
                 // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
                 // microsecond a match, and a term in half the documents has tens of thousands.
-                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?\(restriction.sql) ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
+                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?" + restriction.sql + " ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
                                                 arguments: [expression] + restriction.arguments + [rankingCap - 1]) ?? Int64.min
                 sql += " AND \(fts).rowid >= ?"
                 arguments += [lowest]
