@@ -23,9 +23,8 @@ extension SearchIndex {
     ///
     /// ```sql
     /// SELECT min(v COLLATE BINARY) AS value, count(*) AS n, count(*) OVER () FROM (
-    ///   SELECT a."tag" AS v FROM "searchlight_attr_1_g4" a
-    ///   WHERE a.rowid IN (SELECT rowid FROM "searchlight_fts_1_g4" WHERE "searchlight_fts_1_g4" MATCH ?)
-    ///     AND ((a."year" >= ?))                                      -- the filter, if any
+    ///   SELECT a."tag" AS v FROM "searchlight_fts_1_g4" JOIN "searchlight_attr_1_g4" a ON a.rowid = "searchlight_fts_1_g4".rowid
+    ///   WHERE "searchlight_fts_1_g4" MATCH ? AND ((a."year" >= ?))   -- the filter, if any
     ///   UNION ALL SELECT … FROM "searchlight_attr_2_g4" a …          -- each other entity
     /// ) GROUP BY v COLLATE NOCASE ORDER BY n DESC, value LIMIT ?;   -- the column's collation
     /// ```
@@ -41,8 +40,9 @@ extension SearchIndex {
                 declaredName = attribute.name
                 collations.insert(attribute.collation)
                 let fts = scope.fts(entity)
-                var branch = "SELECT a.\(SQLQuoting.identifier(attribute.name)) AS v FROM \(SQLQuoting.identifier(scope.schema.attributeTable(entity.id))) a "
-                    + "WHERE a.rowid IN (SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?)"
+                // Each match looks its value up by rowid, as in the ranking pass.
+                var branch = "SELECT a.\(SQLQuoting.identifier(attribute.name)) AS v FROM \(fts) JOIN \(SQLQuoting.identifier(scope.schema.attributeTable(entity.id))) a "
+                    + "ON a.rowid = \(fts).rowid WHERE \(fts) MATCH ?"
                 arguments += [expression]
                 if let filter = scope.filter {
                     // The entity has matches, so it declares every attribute the filter names.

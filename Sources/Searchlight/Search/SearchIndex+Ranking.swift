@@ -133,8 +133,8 @@ extension SearchIndex {
             expressions[entity.id] = expression
             let count: Int
             do {
-                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?" + restriction.sql),
-                                         arguments: [expression] + restriction.arguments) ?? 0
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"),
+                                         arguments: restriction.arguments + [expression]) ?? 0
             } catch let error as DatabaseError where (error.message ?? "").hasPrefix("no such column") {
                 // A raw column filter restricts the search to the entities that have the column.
                 columnErrors.append(error)
@@ -163,13 +163,13 @@ extension SearchIndex {
                 sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
                 arguments += hitArguments(entity, in: scope)
             }
-            sql += " FROM \(fts) WHERE \(fts) MATCH ?" + restriction.sql
-            arguments += [expression] + restriction.arguments
+            sql += " FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"
+            arguments += restriction.arguments + [expression]
             if count > rankingCap {
                 // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
                 // microsecond a match, and a term in half the documents has tens of thousands.
-                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?" + restriction.sql + " ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
-                                                arguments: [expression] + restriction.arguments + [rankingCap - 1]) ?? Int64.min
+                let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(fts).rowid FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ? ORDER BY \(fts).rowid DESC LIMIT 1 OFFSET ?"),
+                                                arguments: restriction.arguments + [expression, rankingCap - 1]) ?? Int64.min
                 sql += " AND \(fts).rowid >= ?"
                 arguments += [lowest]
             }
