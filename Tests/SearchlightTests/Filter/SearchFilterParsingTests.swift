@@ -42,6 +42,9 @@ import SearchlightTestSupport
         #expect(try parse("`in` = 1") == .compare("in", .equal, 1), "a keyword as a name, between backticks")
         #expect(try parse("`a``b c` = 1") == .compare("a`b c", .equal, 1))
         #expect(try parse("année=2020") == .compare("année", .equal, 2020), "no spaces needed; names may be any letters")
+        let tag = SearchFilter.Attribute("tag")
+        #expect(try parse(#"year >= 2020 AND (tag = "swift" OR tag IN ("go", "rust"))"#) == (year >= 2020 && (tag == "swift" || tag.in(["go", "rust"]))),
+                "the README's filter, as text and in code")
     }
 
     @Test func notBindsTighterThanAndWhichBindsTighterThanOr() throws {
