@@ -79,6 +79,15 @@ import SearchlightTestSupport
         #expect(ids(try f.index().search("common", filter: try SearchFilter(parsing: "t = 'Swift'"))) == [1])
     }
 
+    @Test func uninstallDropsTheAttributeTables() throws {
+        let f = try ItemsFixture()
+        try f.write("INSERT INTO items(id, body, n) VALUES (1, 'common', 1)")
+        try f.indexer.indexPendingChanges()
+        try f.indexer.reindex()
+        try Indexer.uninstall(from: f.store)
+        #expect(try f.db.shell("SELECT name FROM sqlite_master WHERE name LIKE 'searchlight%'").isEmpty)
+    }
+
     @Test func affinityFollowsSQLitesFiveRules() {
         typealias A = IndexedAttribute.Affinity
         let cases: [(String, A)] = [("INT", .integer), ("BIGINT UNSIGNED", .integer), ("point", .integer), ("VARCHAR(10)", .text), ("CLOB", .text),

@@ -46,6 +46,10 @@ import SearchlightTestSupport
         let filtered = try f.index(maximumRankedMatches: 10).search("common", limit: 5, filter: try SearchFilter(parsing: "n = 1"), facets: ["t"])
         #expect(filtered.total == 150 && filtered.countsByEntity == ["Item": 150, "Post": 0])
         #expect(filtered.facets?.first?.buckets.map(\.count) == [50, 50, 50])
+        // Through the document map (TEXT keys) too: one NOCASE value in both entities.
+        let both = try f.index(maximumRankedMatches: 10).search("common", limit: nil, filter: try SearchFilter(parsing: "t = 'c'"))
+        #expect(both.countsByEntity == ["Item": 100, "Post": 30] && both.hits.count == 20 && both.rankedMatches == 20)
+        #expect(both.hits.filter { $0.entity == "Post" }.allSatisfy { if case let .text(id) = $0.objectID { Int(id.dropFirst())! % 10 == 0 } else { false } })
     }
 
     @Test func anUnknownFacetOrFilterAttributeIsAnErrorNamingTheDeclaredOnes() throws {
