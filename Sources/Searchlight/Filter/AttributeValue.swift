@@ -8,10 +8,15 @@ import GRDB
 /// `.text("swift")`.
 public enum AttributeValue: Hashable, Sendable, Codable, CustomStringConvertible,
                             ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral {
+    /// NULL (in a filter, a comparison with it is never true: use `IS NULL`).
     case null
+    /// An INTEGER.
     case integer(Int64)
+    /// A REAL (NaN binds as NULL, as SQLite stores it).
     case real(Double)
+    /// A TEXT.
     case text(String)
+    /// A BLOB.
     case blob(Data)
 
     public init(integerLiteral value: Int64) { self = .integer(value) }

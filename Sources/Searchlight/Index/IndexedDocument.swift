@@ -82,6 +82,7 @@ package struct DocumentSource: Sendable {
 
     /// ``documents(for:_:)`` with each present object's attribute values.
     package func documentsWithAttributes(for ids: [ObjectID], _ db: Database) throws -> [(ObjectID, [String]?, [DatabaseValue])] {
+        guard !entity.attributes.isEmpty else { return try documents(for: ids, db).map { ($0.0, $0.1, []) } }
         var attributes: [ObjectID: [DatabaseValue]] = [:]
         let documents = try documents(for: ids, db) { row, db in
             let fields = try fields(of: row, db)
