@@ -1,5 +1,6 @@
 -- Searchlight search index: the tables an Indexer creates, shown for generation 1 of a model with
--- one entity (id 1) whose fields are "title" and "body". What the library creates must match this
+-- one entity (id 1) whose fields are "title" and "body", and whose attributes are "year" (an
+-- INTEGER column) and "tag" (a TEXT COLLATE NOCASE column). What the library creates must match this
 -- file: Tests/SearchlightTests/Index/IndexSchemaFileTests.swift.
 --
 -- The index's own bookkeeping (created once, at index schema version 1; Searchlight 0.1.0 kept
@@ -8,8 +9,10 @@
 --   generation         the live generation N of the tables below
 --   layout             what generation N holds, as JSON: its version (6: text prepared as below, and a vocabulary),
 --                      tokenizer, foldsChineseVariants (only when set), prefixes, and per entity
---                      its id, table, key, fields (column, weight, role) and whether object ids
---                      are the FTS rowids. Searches read it; a different layout forces a rebuild.
+--                      its id, table, key, fields (column, weight, role), whether object ids
+--                      are the FTS rowids, and (only when declared) its attributes (name,
+--                      column, affinity, collation) and ranking hints. Searches read it; a
+--                      different layout forces a rebuild.
 --   rebuildOwner, rebuildExpiresAt
 --                      the rebuild lease: one process rebuilds at a time; it renews the lease with
 --                      every chunk, and another process takes over once it expires
@@ -59,3 +62,13 @@ CREATE VIRTUAL TABLE "searchlight_fts_1_g1" USING fts5("title", "body", tokenize
 
 -- Ranking: bm25 with the fields' weights, as the table's configured rank function.
 INSERT INTO "searchlight_fts_1_g1"("searchlight_fts_1_g1", rank) VALUES ('rank', 'bm25(10.0, 1.0)');
+
+-- The attribute values of an entity's documents (only for an entity that declares attributes):
+-- rowid is the FTS rowid; each value as the source row stores it (storage class included), in
+-- a column with the source column's type affinity (INTEGER, REAL, NUMERIC, TEXT, or none) and
+-- collation (BINARY, NOCASE or RTRIM; another one is BINARY here), so that a filter compares
+-- as the same WHERE on the source table. Written in the transaction that writes the text.
+CREATE TABLE "searchlight_attr_1_g1" (
+  "year" INTEGER COLLATE BINARY,
+  "tag" TEXT COLLATE NOCASE
+);

@@ -14,12 +14,24 @@ struct ReindexCommand: ParsableCommand {
     @Option(name: .customLong("id"), help: "Reindex only this object id (repeat for several).")
     var ids: [String] = []
 
-    @Option(help: "With --id: the entity of the ids (default: every entity).")
+    @Option(help: "With --id or --filter: the entity of the ids (default: every entity).")
     var entity: String?
+
+    @Option(help: "Reindex only the objects whose attributes satisfy this condition, in the index or in the tables (e.g. 'account = 7').")
+    var filter: String?
+
+    func validate() throws {
+        if filter != nil && !ids.isEmpty { throw ValidationError("--filter and --id cannot be combined") }
+    }
 
     func run() throws {
         let store = try options.openStore()
         let indexer = try Indexer(store: store, configuration: options.indexerConfiguration())
+        if let filter {
+            let summary = try indexer.reindex(matching: try SearchFilter(parsing: filter), entity: entity)
+            print("Reindexed the objects matching the filter: \(summary.upserted) documents upserted, \(summary.removed) removed.")
+            return
+        }
         if ids.isEmpty {
             let bar = ProgressBar(enabled: isatty(STDERR_FILENO) != 0)
             let summary = try indexer.reindex { bar.show($0.done, of: $0.total) }

@@ -40,6 +40,16 @@ struct SearchCommand: ParsableCommand {
     @Option(help: "Typo tolerance: 'on' (words the index lacks also match words 1 edit away from 5 letters, 2 from 9, after every exact match) or 'off' (exact matches only).")
     var typos: TypoTolerance = .on
 
+    @Option(help: ArgumentHelp("Only documents whose attributes satisfy this condition.",
+                               discussion: #"E.g. 'year >= 2020 AND tag IN ("swift", "go") AND NOT archived = 1': =, !=, <, <=, >, >=, IN (…), IS [NOT] NULL, AND, OR, NOT, parentheses; text in quotes."#))
+    var filter: String?
+
+    @Option(name: .customLong("facet"), help: "Count the values of this attribute among all the matches (repeat for several).")
+    var facets: [String] = []
+
+    @Option(help: "With --facet: the most frequent values shown per facet.")
+    var facetLimit = 10
+
     /// How `search` prints hits.
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, json, jsonl, csv
@@ -53,6 +63,7 @@ struct SearchCommand: ParsableCommand {
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }
+        if facetLimit < 1 { throw ValidationError("--facet-limit must be at least 1") }
     }
 
     /// A hit as scripts read it.
@@ -89,9 +100,12 @@ struct SearchCommand: ParsableCommand {
         let entitySet = entities.isEmpty ? nil : Set(entities)
         let limit = self.limit == 0 ? nil : self.limit
         let order = sort.map { SearchOrder.column($0, descending: !ascending) } ?? .relevance
+        let filter = try self.filter.map { try SearchFilter(parsing: $0) }
         let results = raw
-            ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset, order: order)
-            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset, order: order, typos: typos)
+            ? try index.search(try SearchQuery(raw: query), entities: entitySet, limit: limit, offset: offset, order: order,
+                               filter: filter, facets: facets, facetLimit: facetLimit)
+            : try index.search(query, asYouType: prefix, entities: entitySet, limit: limit, offset: offset, order: order, typos: typos,
+                               filter: filter, facets: facets, facetLimit: facetLimit)
         switch format {
         case .json:
             struct Page: Encodable {
@@ -103,8 +117,9 @@ struct SearchCommand: ParsableCommand {
                 var hits: [Hit]
                 var explanation: SearchExplanation?
                 var corrections: [SearchCorrection]
+                var facets: [SearchFacet]?
                 func encode(to encoder: any Encoder) throws {
-                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections }
+                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, facets }
                     var container = encoder.container(keyedBy: Key.self)
                     try container.encode(total, forKey: .total)
                     try container.encode(countsByEntity, forKey: .countsByEntity)
@@ -114,11 +129,12 @@ struct SearchCommand: ParsableCommand {
                     try container.encode(hits, forKey: .hits)
                     try container.encode(explanation, forKey: .explanation) // null when something matched
                     try container.encode(corrections, forKey: .corrections) // [] when every hit is exact
+                    try container.encodeIfPresent(facets, forKey: .facets)    // only with --facet
                 }
             }
             print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
                                        truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation,
-                                       corrections: results.corrections)))
+                                       corrections: results.corrections, facets: results.facets)))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)
@@ -139,6 +155,7 @@ struct SearchCommand: ParsableCommand {
             print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
             if let explanation = results.explanation { print(explanation.message) }
             if !results.corrections.isEmpty { print(Self.describe(results.corrections)) }
+            for facet in results.facets ?? [] { print(Self.footer(facet)) }
             bounds(results).map { print($0) }
         }
     }
@@ -149,6 +166,16 @@ struct SearchCommand: ParsableCommand {
             let typos = Set(correction.replacements.map(\.typos)).sorted().map(String.init).joined(separator: " or ")
             return "\(correction.word) → \(correction.replacements.map(\.text).joined(separator: ", ")) (\(typos) typo\(typos == "1" ? "" : "s"))"
         }.joined(separator: "; ") + "."
+    }
+
+    /// A facet as a line: `tag: swift 12, rust 3 (and 4 more values)`.
+    static func footer(_ facet: SearchFacet) -> String {
+        let values = facet.buckets.map { bucket -> String in
+            let value = if case let .text(text) = bucket.value { text } else { bucket.value.description }
+            return "\(value) \(bucket.count)"
+        }
+        let more = facet.distinctValues - facet.buckets.count
+        return "\(facet.attribute): " + (values.isEmpty ? "no values" : values.joined(separator: ", ")) + (more > 0 ? " (and \(more) more values)" : "")
     }
 
     /// What the search's bounds left out, if anything (a line of its own; on stderr for the

@@ -46,6 +46,9 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
         public static let invalidToken = Code(rawValue: "invalid-token")
         /// An argument is out of range (negative limit, empty author name, unparsable id…).
         public static let invalidArgument = Code(rawValue: "invalid-argument")
+        /// A search filter that does not parse, or names an attribute no searched entity
+        /// declares (the message gives the position and what was expected, or the attributes).
+        public static let invalidFilter = Code(rawValue: "invalid-filter")
         /// An entity name that the model does not declare.
         public static let unknownEntity = Code(rawValue: "unknown-entity")
         /// A raw FTS5 query has a syntax error (the message names it).

@@ -15,6 +15,8 @@ import SearchlightTestSupport
     static let allowedNames: Set<String> = [
         "fts", "documents", "columns", "key", "table", "title", "join", "condition", "placeholders", "assignments", "idColumn", "joinClause", "orderBy",
         "nextTokenExpression", "CaptureTriggers.nextTokenExpression",
+        // A collation name from IndexedAttribute.builtInCollation: BINARY, NOCASE or RTRIM only.
+        "collation",
         // An integer constant of the log format (a header row's type).
         "LogRowType.transactionHeader.rawValue",
         // PostgreSQL search: fragments of placeholders and constant SQL (ranking, snippet, the

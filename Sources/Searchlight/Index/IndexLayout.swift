@@ -33,7 +33,10 @@ package struct IndexLayout: Codable, Hashable, Sendable {
             guard let id = ids[entity.name] else {
                 throw SearchlightError(.indexNotBuilt, "entity \"\(entity.name)\" is not installed in this database")
             }
-            if notCapturing.contains(entity.name) { return IndexedEntity(entity: entity, id: id, isSuspended: true) }
+            if notCapturing.contains(entity.name) {
+                return IndexedEntity(entity: entity, id: id, isSuspended: true,
+                                     attributes: entity.attributes.map { IndexedAttribute(name: $0.name, column: $0.column) })
+            }
             // GRDB tells a true rowid alias apart (`INTEGER PRIMARY KEY DESC` is not one). Its
             // schema queries do not quote every name safely: any failure keeps the document map.
             // A WITHOUT ROWID table has no rowid alias, whatever its key's declared type: an
@@ -45,7 +48,8 @@ package struct IndexLayout: Codable, Hashable, Sendable {
                     .map { $0.uppercased().replacingOccurrences(of: " ", with: "").hasSuffix("WITHOUTROWID") } ?? false
             let rowidColumn = withoutRowid ? nil : (try? db.primaryKey(entity.table))?.rowIDColumn
             let usesRowidKeys = rowidColumn?.caseInsensitiveCompare(entity.primaryKey) == .orderedSame
-            return IndexedEntity(entity: entity, id: id, usesRowidKeys: usesRowidKeys && !entity.table.contains("\""))
+            return IndexedEntity(entity: entity, id: id, usesRowidKeys: usesRowidKeys && !entity.table.contains("\""),
+                                 attributes: try entity.attributes.map { try IndexedAttribute.describe($0, table: entity.table, db) })
         }
     }
 
@@ -106,21 +110,32 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
     package var usesRowidKeys = false
     /// Its table is missing or no longer fits the model (``CaptureStatus``): it has no documents.
     package var isSuspended = false
+    /// The attributes, with their columns' affinity and collation (``IndexedAttribute``).
+    package var attributes: [IndexedAttribute] = []
     package var fieldColumns: [String] { entity.fields.map(\.column) }
+    /// The columns the index reads from a row: the fields', then the attributes'.
+    package var indexedColumns: [String] { fieldColumns + attributes.map(\.column) }
     package var weights: [Double] { entity.fields.map(\.weight) }
     /// The position of the title field among the fields (the first field if none has the role).
     package var titleIndex: Int? {
         entity.fields.firstIndex { $0.role == .title } ?? (entity.fields.isEmpty ? nil : 0)
     }
 
-    package init(entity: SearchlightModel.Entity, id: Int64, usesRowidKeys: Bool = false, isSuspended: Bool = false) {
+    package init(entity: SearchlightModel.Entity, id: Int64, usesRowidKeys: Bool = false, isSuspended: Bool = false,
+                 attributes: [IndexedAttribute]? = nil) {
         self.entity = entity
         self.id = id
         self.usesRowidKeys = usesRowidKeys
         self.isSuspended = isSuspended
+        self.attributes = attributes ?? entity.attributes.map { IndexedAttribute(name: $0.name, column: $0.column) }
     }
 
-    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, fields, id, rowidKeys, suspended }
+    /// The attribute named `name` (names compare case-insensitively, as SQL's).
+    package func attribute(named name: String) -> IndexedAttribute? {
+        attributes.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, fields, id, rowidKeys, suspended, attributes, ranking }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -131,6 +146,9 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
         id = try container.decode(Int64.self, forKey: .id)
         usesRowidKeys = try container.decode(Bool.self, forKey: .rowidKeys)
         isSuspended = try container.decodeIfPresent(Bool.self, forKey: .suspended) ?? false
+        attributes = try container.decodeIfPresent([IndexedAttribute].self, forKey: .attributes) ?? []
+        entity.attributes = attributes.map { SearchlightModel.Attribute(column: $0.column, name: $0.name) }
+        entity.ranking = try container.decodeIfPresent([SearchlightModel.RankingHint].self, forKey: .ranking) ?? []
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -143,5 +161,7 @@ package struct IndexedEntity: Codable, Hashable, Sendable {
         try container.encode(usesRowidKeys, forKey: .rowidKeys)
         // Written only when set: layouts stored before it existed keep their text.
         if isSuspended { try container.encode(true, forKey: .suspended) }
+        if !attributes.isEmpty { try container.encode(attributes, forKey: .attributes) }
+        if !entity.ranking.isEmpty { try container.encode(entity.ranking, forKey: .ranking) }
     }
 }

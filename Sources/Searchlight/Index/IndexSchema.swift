@@ -21,6 +21,9 @@ package struct IndexSchema: Sendable {
     package func ftsTable(_ entityID: Int64) -> String { "searchlight_fts_\(entityID)_g\(generation)" }
     /// The vocabulary of this generation (``IndexVocabulary``), with word tokenizers.
     package var termTable: String { "searchlight_terms_g\(generation)" }
+    /// The attribute values of an entity's documents (rowid: the FTS rowid), for an entity
+    /// with attributes.
+    package func attributeTable(_ entityID: Int64) -> String { "searchlight_attr_\(entityID)_g\(generation)" }
 
     /// The prefix lengths indexed for as-you-type queries. One-letter prefixes are indexed
     /// because expanding `a*` term by term is what made as-you-type slow; four-letter ones are
@@ -59,6 +62,11 @@ package struct IndexSchema: Sendable {
                 """)
             // Rank with the fields' weights, so that `ORDER BY rank` uses FTS5's own sorting.
             statements.append("INSERT INTO \(fts)(\(fts), rank) VALUES ('rank', \(SQLQuoting.literal(Self.rankFunction(entity))))")
+            if !entity.attributes.isEmpty {
+                // Each value as the source row stores it, compared as the source column compares.
+                let columns = entity.attributes.map(\.definition).joined(separator: ",\n  ")
+                statements.append("CREATE TABLE \(SQLQuoting.identifier(attributeTable(entity.id))) (\n  \(columns)\n)")
+            }
         }
         return statements
     }
@@ -74,7 +82,7 @@ package struct IndexSchema: Sendable {
         let names = try String.fetchAll(db, sql: """
             SELECT "name" FROM "sqlite_master" WHERE "type" = 'table'
             AND ("name" GLOB 'searchlight_document_g[0-9]*' OR "name" GLOB 'searchlight_fts_[0-9]*_g[0-9]*'
-                 OR "name" GLOB 'searchlight_terms_g[0-9]*')
+                 OR "name" GLOB 'searchlight_terms_g[0-9]*' OR "name" GLOB 'searchlight_attr_[0-9]*_g[0-9]*')
             """)
         for name in names {
             guard let suffix = name.split(separator: "_").last, suffix.hasPrefix("g"), let generation = Int(suffix.dropFirst()) else { continue }

@@ -8,6 +8,8 @@ package struct IndexWriter {
     package var sources: [Int64: DocumentSource]
     /// The statements of each entity, built once per writer (not once per document).
     private var statements: [Int64: SQLText] = [:]
+    /// Each entity's attribute values (``AttributeWriter``).
+    private var attributeWriters: [Int64: AttributeWriter] = [:]
 
     private struct SQLText {
         /// Nil when object ids are the FTS rowids (no document map).
@@ -26,6 +28,7 @@ package struct IndexWriter {
         self.sources = sources
         let documents = SQLQuoting.identifier(schema.documentTable)
         for (entityID, source) in sources {
+            attributeWriters[entityID] = AttributeWriter(schema: schema, entity: source.entity)
             let fts = SQLQuoting.identifier(schema.ftsTable(entityID))
             let quoted = source.entity.fieldColumns.map(SQLQuoting.identifier)
             let columns = quoted.joined(separator: ", ")
@@ -58,7 +61,8 @@ package struct IndexWriter {
         let sql = statements[entityID]!
         var counts = Counts()
         var vocabulary = try makeVocabulary(db)
-        let documents = try source.documents(for: ids, db)
+        let documents = try source.documentsWithAttributes(for: ids, db)
+        let attributes = attributeWriters[entityID]!
         for start in stride(from: 0, to: documents.count, by: KeyList.maximumCount) {
             let chunk = documents[start..<min(start + KeyList.maximumCount, documents.count)]
             // One lookup for the chunk's existing documents, not one per object.
@@ -68,7 +72,7 @@ package struct IndexWriter {
             while let row = try rows.next() {
                 if let id = ObjectID.fromDatabaseValue(row[0]) { rowids[id] = row[1] }
             }
-            for (id, fields) in chunk {
+            for (id, fields, values) in chunk {
                 switch (fields, rowids[id]) {
                 case let (fields?, rowid?):
                     let old = try vocabulary == nil ? nil : storedText(rowid, sql, db)
@@ -78,13 +82,15 @@ package struct IndexWriter {
                         try db.cachedStatement(sql: sql.insertText).execute(arguments: Self.arguments(rowid, then: fields))
                     }
                     vocabulary?.replace(old ?? [], with: fields)
+                    try attributes.upsert(rowid, values, db)
                     counts.upserted += 1
                 case let (fields?, nil):
-                    try insertNew(id, fields: fields, entityID: entityID, vocabulary: &vocabulary, db)
+                    try insertNew(id, fields: fields, attributes: values, entityID: entityID, vocabulary: &vocabulary, db)
                     counts.upserted += 1
                 case let (nil, rowid?):
                     if vocabulary != nil, let old = try storedText(rowid, sql, db) { vocabulary?.count(old, sign: -1) }
                     try db.cachedStatement(sql: sql.deleteText).execute(arguments: [rowid])
+                    try attributes.delete(rowid, db)
                     if let deleteDocument = sql.deleteDocument { try db.cachedStatement(sql: deleteDocument).execute(arguments: [rowid]) }
                     counts.removed += 1
                 case (nil, nil):
@@ -130,8 +136,10 @@ package struct IndexWriter {
     }
 
     /// Adds an object the index does not hold yet (a rebuild fills empty tables this way),
-    /// counting its words in `vocabulary` (written by its ``IndexVocabulary/flush(_:)``).
-    package func insertNew(_ id: ObjectID, fields: [String], entityID: Int64, vocabulary: inout IndexVocabulary?, _ db: Database) throws {
+    /// with its attribute values, counting its words in `vocabulary` (written by its
+    /// ``IndexVocabulary/flush(_:)``).
+    package func insertNew(_ id: ObjectID, fields: [String], attributes: [DatabaseValue] = [], entityID: Int64,
+                           vocabulary: inout IndexVocabulary?, _ db: Database) throws {
         let sql = statements[entityID]!
         let rowid: Int64
         if let insertDocument = sql.insertDocument {
@@ -143,6 +151,7 @@ package struct IndexWriter {
             throw SearchlightError(.databaseError, "object id \(id) of an INTEGER PRIMARY KEY table is not an integer")
         }
         try db.cachedStatement(sql: sql.insertText).execute(arguments: Self.arguments(rowid, then: fields))
+        try attributeWriters[entityID]!.upsert(rowid, attributes, db)
         vocabulary?.count(fields, sign: 1)
     }
 }

@@ -49,7 +49,8 @@ package struct DocumentSource: Sendable {
         return try columns.indices.map { try Self.text(row[$0 + 1], db) }
     }
 
-    /// The SQL that reads rows: the key first, then the fields (or every column for a builder).
+    /// The SQL that reads rows: the key first, then the fields (or every column for a builder),
+    /// then the attributes' columns as stored (``attributeValues(of:)``).
     ///
     /// A REAL field is read as SQLite writes it as text (`CAST(x AS TEXT)`: `0.1+0.2` is
     /// `0.3`, `1e15` is `1.0e+15`), the text a plain FTS5 table over the column would index;
@@ -62,12 +63,33 @@ package struct DocumentSource: Sendable {
     package func selectSQL(where condition: String) -> String {
         let table = SQLQuoting.identifier(entity.entity.table)
         let key = SQLQuoting.identifier(entity.entity.primaryKey)
-        let columns = builder == nil
+        var columns = builder == nil
             ? entity.fieldColumns.map(SQLQuoting.identifier)
                 .map { "CASE typeof(\($0)) WHEN 'real' THEN CAST(\($0) AS TEXT) ELSE \($0) END" }
                 .joined(separator: ", ")
             : "*"
+        if builder == nil { columns += entity.attributes.map { ", " + SQLQuoting.identifier($0.column) }.joined() }
         return "SELECT \(key), \(columns) FROM \(table) WHERE \(condition)"
+    }
+
+    /// The attribute values of a row of ``selectSQL(where:)``, exactly as stored: after the
+    /// fields, or by name among a builder's columns.
+    package func attributeValues(of row: Row) -> [DatabaseValue] {
+        if builder != nil { return entity.attributes.map { (row[$0.column] as DatabaseValue?) ?? .null } }
+        let first = entity.fieldColumns.count + 1
+        return entity.attributes.indices.map { row[first + $0] }
+    }
+
+    /// ``documents(for:_:)`` with each present object's attribute values.
+    package func documentsWithAttributes(for ids: [ObjectID], _ db: Database) throws -> [(ObjectID, [String]?, [DatabaseValue])] {
+        guard !entity.attributes.isEmpty else { return try documents(for: ids, db).map { ($0.0, $0.1, []) } }
+        var attributes: [ObjectID: [DatabaseValue]] = [:]
+        let documents = try documents(for: ids, db) { row, db in
+            let fields = try fields(of: row, db)
+            if fields != nil, let id = ObjectID.fromDatabaseValue(row[0]) { attributes[id] = attributeValues(of: row) }
+            return fields
+        }
+        return documents.map { ($0.0, $0.1, attributes[$0.0] ?? []) }
     }
 
     /// Reads the current rows of `ids` and returns their documents in key order (which keeps

@@ -227,7 +227,8 @@ extension Indexer {
         var vocabulary = try writer.makeVocabulary(db)
         for row in rows {
             guard let id = ObjectID.fromDatabaseValue(row[0]), let fields = try source.fields(of: row, db) else { continue }
-            try writer.insertNew(id, fields: fields, entityID: source.entity.id, vocabulary: &vocabulary, db)
+            try writer.insertNew(id, fields: fields, attributes: source.attributeValues(of: row), entityID: source.entity.id,
+                                 vocabulary: &vocabulary, db)
             inserted += 1
         }
         try vocabulary?.flush(db)

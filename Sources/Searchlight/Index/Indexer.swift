@@ -222,10 +222,10 @@ public final class Indexer: Sendable {
             for change in batch.transactions.lazy.flatMap(\.changes) {
                 changeCount += 1
                 guard let entity = byName[change.entity] else { continue }
-                // Only changes to indexed fields reindex an object (a builder may read any column).
+                // Only changes to indexed fields and attributes reindex an object (a builder may read any column).
                 if change.type == .update, configuration.documentBuilders[entity.entity.name] == nil,
                    let columns = change.updatedColumns,
-                   !columns.contains(where: { column in entity.fieldColumns.contains { $0.caseInsensitiveCompare(column) == .orderedSame } }) {
+                   !columns.contains(where: { column in entity.indexedColumns.contains { $0.caseInsensitiveCompare(column) == .orderedSame } }) {
                     continue
                 }
                 if seen.insert(Key(entityID: entity.id, objectID: change.objectID)).inserted {

@@ -10,7 +10,8 @@ extension Indexer {
     /// ``indexPendingChanges()`` first to verify everything.
     ///
     /// The expected text of each field is the text SQLite itself gives the column's value
-    /// (`CAST(column AS TEXT)`), so a value the indexer converted differently is stale. Rows
+    /// (`CAST(column AS TEXT)`), so a value the indexer converted differently is stale; so is
+    /// a document whose attribute values are not the row's (storage class included). Rows
     /// and documents are compared a chunk at a time: memory does not grow with the tables.
     public func verify() throws(SearchlightError) -> VerificationReport {
         try SearchlightError.catching("cannot verify the index") {
@@ -119,6 +120,11 @@ extension Indexer {
                 SELECT count(*) FROM \(fts) f WHERE NOT EXISTS (SELECT 1 FROM \(SQLQuoting.identifier(schema.documentTable)) d WHERE d."id" = f.rowid)
                 """) ?? 0
             if orphans > 0 { integrityErrors.append("\(entity.entity.name): \(orphans) full-text rows have no document") }
+            // Attribute values of no document are damage too (a filter never reaches them).
+            let strayValues = entity.attributes.isEmpty ? 0 : try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM \(SQLQuoting.identifier(schema.attributeTable(entity.id))) a WHERE NOT EXISTS (SELECT 1 FROM \(fts) f WHERE f.rowid = a.rowid)
+                """) ?? 0
+            if strayValues > 0 { integrityErrors.append("\(entity.entity.name): \(strayValues) rows of attribute values have no document") }
             reports.append(comparison.report)
         }
         // The vocabulary against FTS5's own counts: a damaged one is rebuilt by repair.

@@ -12,11 +12,19 @@ extension SearchIndex {
         var text: IndexedText
         var entities: [IndexedEntity]
         var snippetTokens: Int
+        /// The attribute condition of the search, if any (``restriction(_:)``).
+        var filter: SearchFilter? = nil
+        /// The time recency hints are measured from, in unix seconds.
+        var now: Double = Date().timeIntervalSince1970
 
         /// The quoted document map table.
         var documents: String { SQLQuoting.identifier(schema.documentTable) }
         /// The quoted FTS5 table of `entity`.
         func fts(_ entity: IndexedEntity) -> String { SQLQuoting.identifier(schema.ftsTable(entity.id)) }
+        /// What the filter does to `entity`'s matches (``SearchIndex/restriction(_:entity:schema:fts:)``).
+        func restriction(_ entity: IndexedEntity) -> Restriction {
+            SearchIndex.restriction(filter, entity: entity, schema: schema, fts: fts(entity))
+        }
     }
 
     /// A match the ranking pass keeps, with its hit once its snippet is computed.
@@ -120,6 +128,8 @@ extension SearchIndex {
             let entityExpression = if let parsed { parsed.expression(columns: Set(entity.fieldColumns.map { $0.lowercased() })) }
                                    else { query.expression(for: scope.text, columns: entity.fieldColumns) } // raw
             guard let expression = entityExpression else { continue }
+            // A filter on attributes this entity lacks (SearchIndex+Filtering.swift).
+            if scope.restriction(entity).matchesNothing { counts[entity.entity.name] = 0; continue }
             expressions[entity.id] = expression
             let matches: Matches
             do {
@@ -170,12 +180,17 @@ extension SearchIndex {
                      sortKey: String?, typos: (sql: String, arguments: StatementArguments)? = nil, _ db: Database) throws -> Matches {
         let rankingCap = max(options.maximumRankedMatches, 1)
         let fts = scope.fts(entity)
-        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ?"), arguments: [expression]) ?? 0
+        // Filters and ranking hints (SearchIndex+Filtering.swift): a join before MATCH, a score.
+        let restriction = scope.restriction(entity)
+        if restriction.matchesNothing { return Matches() }
+        let score = Self.score(entity, schema: scope.schema, fts: fts, now: scope.now)
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"),
+                                     arguments: restriction.arguments + [expression]) ?? 0
         var matches = Matches(count: count, ranked: min(count, rankingCap))
         if needed == 0 || count == 0 { return matches }
-        var sql = "SELECT \(fts).rowid, rank"
-        var arguments: StatementArguments = []
-        var orderBy = "rank, \(fts).rowid"
+        var sql = "SELECT \(fts).rowid, " + (score.map { "\($0.sql) AS searchlight_score" } ?? "rank")
+        var arguments: StatementArguments = score?.arguments ?? []
+        var orderBy = (score == nil ? "rank" : "searchlight_score") + ", \(fts).rowid"
         if case let .column(_, descending) = order {
             // Every row's value is needed to sort: snippets wait for the page.
             sql += ", " + (sortKey ?? "NULL") + " AS searchlight_sort_key"
@@ -196,13 +211,13 @@ extension SearchIndex {
             sql += ", " + Self.hitColumns(entity, fts: fts, documents: scope.documents)
             arguments += hitArguments(entity, in: scope)
         }
-        sql += " FROM \(fts) WHERE \(fts) MATCH ?"
-        arguments += [expression]
+        sql += " FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"
+        arguments += restriction.arguments + [expression]
         if count > rankingCap {
             // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
             // microsecond a match, and a term in half the documents has tens of thousands.
-            let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"),
-                                            arguments: [expression, rankingCap - 1]) ?? Int64.min
+            let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(fts).rowid FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ? ORDER BY \(fts).rowid DESC LIMIT 1 OFFSET ?"),
+                                            arguments: restriction.arguments + [expression, rankingCap - 1]) ?? Int64.min
             sql += " AND \(fts).rowid >= ?"
             arguments += [lowest]
         }

@@ -71,30 +71,41 @@ public final class SearchIndex: Sendable {
     /// where `field:` may name the fields of the searched entities.
     /// Text with nothing to search for (empty, only punctuation) gives no results, not an error.
     /// When nothing matches, ``SearchResults/explanation`` says why, with "did you mean"
-    /// suggestions.
+    /// suggestions (not when a filter is given: it may be what excluded the matches).
     ///
-    /// With `typos` ``TypoTolerance/on`` (the default), words the index lacks also match its
-    /// words a few edits away, after every exact match; ``TypoTolerance/off`` gives exact
-    /// matches only.
+    /// - Parameters:
+    ///   - typos: with ``TypoTolerance/on`` (the default), words the index lacks also match its
+    ///     words a few edits away, after every exact match; ``TypoTolerance/off`` gives exact
+    ///     matches only.
+    ///   - filter: only documents whose attributes satisfy it (``SearchFilter``), counted,
+    ///     ranked and faceted; an entity that does not declare every attribute it names matches
+    ///     nothing, and an attribute no searched entity declares is an `invalidFilter` error.
+    ///   - facets: attributes whose values to count among all the matches
+    ///     (``SearchResults/facets``), the `facetLimit` most frequent of each.
     public func search(_ text: String, asYouType: Bool = false, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance,
-                       typos: TypoTolerance = .on) throws(SearchlightError) -> SearchResults {
-        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, typos: typos, explains: true)
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance, typos: TypoTolerance = .on,
+                       filter: SearchFilter? = nil, facets: [String] = [], facetLimit: Int = 10) throws(SearchlightError) -> SearchResults {
+        try search(text, asYouType: asYouType, entities: entities, limit: limit, offset: offset, order: order, typos: typos, explains: true,
+                   filter: filter, facets: facets, facetLimit: facetLimit)
     }
 
     func search(_ text: String, asYouType: Bool, entities: Set<String>?, limit: Int?, offset: Int,
-                order: SearchOrder = .relevance, typos: TypoTolerance = .off, explains: Bool) throws(SearchlightError) -> SearchResults {
+                order: SearchOrder = .relevance, typos: TypoTolerance = .off, explains: Bool,
+                filter: SearchFilter? = nil, facets: [String] = [], facetLimit: Int = 10) throws(SearchlightError) -> SearchResults {
         let columns = Set(store.model.entities.filter { entities?.contains($0.name) ?? true }.flatMap { $0.fields.map(\.column) })
         var results = SearchResults.empty
         if let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) {
-            results = try search(query, entities: entities, limit: limit, offset: offset, order: order, typos: typos)
+            results = try search(query, entities: entities, limit: limit, offset: offset, order: order, typos: typos,
+                                 filter: filter, facets: facets, facetLimit: facetLimit)
             results.droppedTerms = query.droppedTerms
         } else {
             // Nothing to search for is no error, but bad arguments still are.
             try validate(entities: entities, limit: limit, offset: offset)
+            try validateRefinements(filter: filter, facets: facets, facetLimit: facetLimit, entities: entities)
+            results.facets = facets.isEmpty ? nil : facets.map { SearchFacet(attribute: $0, buckets: []) }
             results.droppedTerms = SearchQuery.Parsed(text, asYouType: asYouType, columns: columns, text: .standard).droppedTerms
         }
-        if explains, results.total == 0 {
+        if explains, results.total == 0, filter == nil {
             results.explanation = try explanation(for: text, asYouType: asYouType, columns: columns, entities: entities)
         }
         return results
@@ -109,16 +120,19 @@ public final class SearchIndex: Sendable {
     ///   - offset: skip this many hits (paging).
     ///   - typos: whether words the index lacks also match words a few edits away
     ///     (``TypoTolerance``; raw queries always match exactly).
+    ///   - filter, facets, facetLimit: see ``search(_:asYouType:entities:limit:offset:order:typos:filter:facets:facetLimit:)``.
     /// - Throws: `invalidQuery` for a raw query SQLite rejects; `unknownEntity`;
-    ///   `invalidArgument`; `indexNotBuilt` before the first indexing.
+    ///   `invalidArgument`; `invalidFilter`; `indexNotBuilt` before the first indexing.
     public func search(_ query: SearchQuery, entities: Set<String>? = nil,
                        limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance,
-                       typos: TypoTolerance = .on) throws(SearchlightError) -> SearchResults {
+                       typos: TypoTolerance = .on,
+                       filter: SearchFilter? = nil, facets: [String] = [], facetLimit: Int = 10) throws(SearchlightError) -> SearchResults {
         try validate(entities: entities, limit: limit, offset: offset)
         try migrateIfNeeded()
+        let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit)
         do {
             return try store.databaseWriter.read { db in
-                try run(query, entities: entities, limit: limit, offset: offset, order: order, typos: typos, db)
+                try run(query, entities: entities, limit: limit, offset: offset, order: order, typos: typos, refinements: refinements, db)
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
@@ -147,15 +161,16 @@ public final class SearchIndex: Sendable {
     /// matches of each entity; the snippets pass (``addSnippets(to:in:expressions:_:)``) computes
     /// what the page shows for the hits the ranking query did not.
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder,
-                     typos: TypoTolerance, _ db: Database) throws -> SearchResults {
+                     typos: TypoTolerance, refinements: Refinements = .init(), _ db: Database) throws -> SearchResults {
         guard let (schema, layout) = try liveLayout(db) else {
             try store.checkInstalled(in: db) // no index at all: say so if Searchlight was uninstalled
             throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
         }
         // A CJK character is a token: snippets of CJK text get more of them.
         let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
-        let scope = SearchScope(schema: schema, text: layout.text,
+        var scope = SearchScope(schema: schema, text: layout.text,
                                 entities: layout.entities.filter { names?.contains($0.entity.name) ?? true }, snippetTokens: tokens)
+        try refinements.prepare(&scope, db)
         let pageSize = min(limit ?? max(options.maximumHits, 1), max(options.maximumHits, 1))
         // Saturating: a huge offset (paging past the end) must not overflow and crash.
         let (sum, overflow) = offset.addingReportingOverflow(pageSize)
@@ -189,6 +204,12 @@ public final class SearchIndex: Sendable {
                                     })
         results.corrections = corrections
         results.isCorrectionBounded = isCorrectionBounded
+        if !refinements.facets.isEmpty {
+            // All the matches: with a typo tier, those of the corrected query.
+            var matches = ranking
+            for (entity, expression) in typoExpressions { matches.expressions[entity] = expression }
+            results.facets = try facets(refinements.facets, limit: refinements.facetLimit, in: scope, ranking: matches, db)
+        }
         return results
     }
 

@@ -50,6 +50,9 @@ public struct SearchResults: Hashable, Sendable, Codable {
     /// The typo corrections of some word stopped at ``TermNeighbourhood``'s bound on work (a
     /// vocabulary with very many words close to it): words further along were not tried.
     public var isCorrectionBounded = false
+    /// The counts of the requested facets' values among all the matches, in the order asked
+    /// (nil when no facet was asked for).
+    public var facets: [SearchFacet]? = nil
 
     /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
     public var isRankingCapped: Bool { rankedMatches < total }

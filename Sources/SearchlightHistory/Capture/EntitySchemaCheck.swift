@@ -45,13 +45,16 @@ struct EntitySchemaCheck {
             """, arguments: [entity.table]) ?? "BINARY"
     }
 
-    /// The columns whose updates `entity` records: what the model needs (its indexed fields),
-    /// plus the `trackedColumns` it lists. Other columns are not referenced by the triggers, so
+    /// The columns whose updates `entity` records: what the model needs (its indexed fields and
+    /// its attributes' columns), plus the `trackedColumns` it lists. Other columns are not referenced by the triggers, so
     /// that the app's migrations may drop or rename them.
     static func trackedColumns(_ entity: SearchlightModel.Entity) -> [String] {
         var tracked = entity.trackedColumns ?? []
         for field in entity.fields where !tracked.contains(where: { $0.caseInsensitiveCompare(field.column) == .orderedSame }) {
             tracked.append(field.column)
+        }
+        for attribute in entity.attributes where !tracked.contains(where: { $0.caseInsensitiveCompare(attribute.column) == .orderedSame }) {
+            tracked.append(attribute.column)
         }
         return tracked
     }
@@ -93,6 +96,7 @@ struct EntitySchemaCheck {
             throw fail("primary key \"\(key)\" uses the collation \"\(collation)\", which the application defines; Searchlight compares keys with SQLite's built-in collations only (BINARY, NOCASE, RTRIM)")
         }
         for field in entity.fields { _ = try resolve(field.column, "field") }
+        for attribute in entity.attributes { _ = try resolve(attribute.column, "attribute column") }
         for column in entity.preserveOnDelete { _ = try resolve(column, "preserveOnDelete column") }
         // Indexed fields are always tracked: an update of one that history did not record would
         // never reach the index.

@@ -97,7 +97,8 @@ package enum HistorySchema {
     /// Whether `name`, of an object of `type`, is one Searchlight gives its objects: a history
     /// table or one of its indexes, a capture trigger (`searchlight_<entity id>_<kind>`, of the
     /// kinds every release installed), or a table of the search index (`searchlight_index_state`,
-    /// `searchlight_document_g<n>`, `searchlight_fts_<id>_g<n>` and FTS5's shadow tables of it).
+    /// `searchlight_document_g<n>`, `searchlight_fts_<id>_g<n>` and FTS5's shadow tables of it,
+    /// `searchlight_attr_<id>_g<n>`).
     /// An app's own `searchlight_audit`, `searchlight_1_custom` or `searchlight_prefs` is not,
     /// and neither capture nor uninstall touches it.
     package static func isSearchlightObject(_ name: String, type: String) -> Bool {
@@ -110,6 +111,7 @@ package enum HistorySchema {
         case "table":
             if tables.contains(name) || name == "searchlight_index_state" { return true }
             return name.wholeMatch(of: #/searchlight_document_g[0-9]+/#) != nil
+                || name.wholeMatch(of: #/searchlight_attr_[0-9]+_g[0-9]+/#) != nil
                 || name.wholeMatch(of: #/searchlight_fts_[0-9]+_g[0-9]+(_(data|idx|content|docsize|config))?/#) != nil
         default:
             return false

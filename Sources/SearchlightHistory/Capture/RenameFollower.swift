@@ -110,7 +110,7 @@ enum RenameFollower {
     }
 
     /// Replaces every column name `entity` uses (key, fields, `preserveOnDelete`,
-    /// `trackedColumns`) with what `rename` returns for it, given the name `declared` uses at the
+    /// `trackedColumns`, attributes' columns) with what `rename` returns for it, given the name `declared` uses at the
     /// same place (nil if it has none there).
     static func renameColumns(of entity: inout SearchlightModel.Entity, declared: SearchlightModel.Entity? = nil,
                                       _ rename: (_ column: String, _ declared: String?) -> String) {
@@ -127,6 +127,12 @@ enum RenameFollower {
         entity.preserveOnDelete = preserved.indices.map { rename(preserved[$0], at(declared?.preserveOnDelete, $0, sameCountAs: preserved.count)) }
         if let tracked = entity.trackedColumns {
             entity.trackedColumns = tracked.indices.map { rename(tracked[$0], at(declared?.trackedColumns, $0, sameCountAs: tracked.count)) }
+        }
+        // An attribute's name (what filters say) stays; only its column follows.
+        let attributes = entity.attributes.count
+        for index in entity.attributes.indices {
+            entity.attributes[index].column = rename(entity.attributes[index].column,
+                                                     at(declared?.attributes, index, sameCountAs: attributes)?.column)
         }
     }
 

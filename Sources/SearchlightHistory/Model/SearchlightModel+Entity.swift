@@ -17,18 +17,28 @@ extension SearchlightModel {
         /// fields, which are always tracked. `nil`: the indexed fields only. The capture triggers
         /// reference no other column, so the app's migrations may drop or rename the others.
         public var trackedColumns: [String]?
+        /// Columns whose values the index keeps beside the text, to filter and facet searches on
+        /// (`SearchFilter`, `facets:`). They need not be fields, and are always tracked.
+        public var attributes: [Attribute]
+        /// Ranking hints: boosts of the bm25 score from attributes' values (``RankingHint``).
+        public var ranking: [RankingHint]
 
         public init(name: String, table: String, primaryKey: String, fields: [Field] = [],
-                    preserveOnDelete: [String] = [], trackedColumns: [String]? = nil) {
+                    preserveOnDelete: [String] = [], trackedColumns: [String]? = nil,
+                    attributes: [Attribute] = [], ranking: [RankingHint] = []) {
             self.name = name
             self.table = table
             self.primaryKey = primaryKey
             self.fields = fields
             self.preserveOnDelete = preserveOnDelete
             self.trackedColumns = trackedColumns
+            self.attributes = attributes
+            self.ranking = ranking
         }
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case name, table, primaryKey, fields, preserveOnDelete, trackedColumns }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, table, primaryKey, fields, preserveOnDelete, trackedColumns, attributes, ranking
+        }
 
         public init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, allowed: CodingKeys.self)
@@ -39,6 +49,21 @@ extension SearchlightModel {
             fields = try container.decodeIfPresent([Field].self, forKey: .fields) ?? []
             preserveOnDelete = try container.decodeIfPresent([String].self, forKey: .preserveOnDelete) ?? []
             trackedColumns = try container.decodeIfPresent([String].self, forKey: .trackedColumns)
+            attributes = try container.decodeIfPresent([Attribute].self, forKey: .attributes) ?? []
+            ranking = try container.decodeIfPresent([RankingHint].self, forKey: .ranking) ?? []
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(table, forKey: .table)
+            try container.encode(primaryKey, forKey: .primaryKey)
+            try container.encode(fields, forKey: .fields)
+            try container.encode(preserveOnDelete, forKey: .preserveOnDelete)
+            try container.encodeIfPresent(trackedColumns, forKey: .trackedColumns)
+            // Written only when set: models stored before they existed keep their text.
+            if !attributes.isEmpty { try container.encode(attributes, forKey: .attributes) }
+            if !ranking.isEmpty { try container.encode(ranking, forKey: .ranking) }
         }
 
         /// The field whose role is `title`, if any.

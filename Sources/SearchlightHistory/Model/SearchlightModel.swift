@@ -163,6 +163,7 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
                 if tracked.isEmpty { throw fail("\(path).trackedColumns is empty; omit it to track the indexed fields only") }
                 if tracked.contains(where: \.isEmpty) { throw fail("\(path).trackedColumns has an empty column name") }
             }
+            if let problem = entity.attributeProblem(at: path) { throw fail(problem) }
         }
         if tokenizer.trimmingCharacters(in: .whitespaces).isEmpty { throw fail("`tokenizer` is empty") }
         if let seconds = history.maximumDurationSeconds, !(seconds > 0) || !seconds.isFinite {
