@@ -28,6 +28,7 @@ struct VerifyCommand: ParsableCommand {
         var pending: Int
         var token: HistoryToken
         var integrityErrors: [String]
+        var vocabularyDifferences: String?
         var notIndexed: [String]
         var entities: [VerificationReport.EntityReport]
     }
@@ -48,13 +49,16 @@ struct VerifyCommand: ParsableCommand {
         case .json:
             print(try Output.json(Result(consistent: consistent, repaired: repaired, differences: found.differences,
                                          pending: found.pending, token: found.token, integrityErrors: found.integrityErrors,
-                                         notIndexed: found.notIndexed, entities: found.entities)))
+                                         vocabularyDifferences: found.vocabularyDifferences, notIndexed: found.notIndexed, entities: found.entities)))
         case .text:
             for entity in found.entities {
                 print("\(entity.entity): \(entity.indexedDocuments) indexed, \(entity.sourceDocuments) in the source; "
                       + "\(entity.missing.count) missing, \(entity.stale.count) stale, \(entity.extra.count) extra")
             }
             for error in found.integrityErrors { print("integrity: \(error)") }
+            if let vocabulary = found.vocabularyDifferences {
+                print("vocabulary: \(vocabulary)" + (repair ? "; counted again" : " (typo tolerance and suggestions read it; --repair counts it again)"))
+            }
             for message in found.notIndexed { print("not indexed: \(message)") }
             if found.isConsistent {
                 print("The index equals the source (token \(found.token)).")

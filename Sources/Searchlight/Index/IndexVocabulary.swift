@@ -121,22 +121,29 @@ package struct IndexVocabulary {
 extension IndexVocabulary {
     /// How many words of the stored vocabulary of `schema`'s generation differ from what FTS5
     /// itself counts in the entities' tables (`fts5vocab`, summed over entities): missing, extra,
-    /// or with another count. 0 for an index that keeps no vocabulary.
+    /// or with another count, and up to three of them; 0 for an index that keeps no vocabulary.
     /// ```sql
     /// CREATE VIRTUAL TABLE IF NOT EXISTS temp."searchlight_vocab_<fts table>" USING fts5vocab(main, '<fts table>', 'row');
     /// SELECT term, doc FROM temp."searchlight_vocab_<fts table>";
     /// ```
-    package static func differences(schema: IndexSchema, layout: IndexLayout, _ db: Database) throws -> Int {
-        guard isKept(for: layout.text), try db.tableExists(schema.termTable) else { return 0 }
+    package static func differences(schema: IndexSchema, layout: IndexLayout, _ db: Database) throws -> (count: Int, examples: [String]) {
+        guard isKept(for: layout.text), try db.tableExists(schema.termTable) else { return (0, []) }
         var expected = try counted(schema: schema, layout: layout, db)
+        var examples: [String] = []
         var differences = 0
         let rows = try Row.fetchCursor(db, sql: "SELECT \"term\", \"documents\" FROM \(SQLQuoting.identifier(schema.termTable))")
         while let row = try rows.next() {
             let term: String = row[0]
-            if let count = expected.removeValue(forKey: term), count == row[1] as Int { continue }
+            let stored: Int = row[1]
+            let count = expected.removeValue(forKey: term) ?? 0
+            if count == stored { continue }
             differences += 1
+            if examples.count < 3 { examples.append("\(term.debugDescription) \(stored) (the text: \(count))") }
         }
-        return differences + expected.count
+        for (term, count) in expected.sorted(by: { $0.key < $1.key }) where examples.count < 3 {
+            examples.append("\(term.debugDescription) 0 (the text: \(count))")
+        }
+        return (differences + expected.count, examples)
     }
 }
 

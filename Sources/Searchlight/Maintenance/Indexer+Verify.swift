@@ -33,9 +33,10 @@ extension Indexer {
     @discardableResult
     public func repair() throws(SearchlightError) -> RepairReport {
         let found = try verify()
-        guard !found.isConsistent else { return RepairReport(found: found, repaired: false, isConsistent: true) }
-        // A vocabulary that differs is counted again; other damage to the index rebuilds it.
-        if found.integrityErrors.contains(where: { !$0.hasPrefix(Self.vocabularyError) }) {
+        guard !found.isConsistent || found.vocabularyDifferences != nil else { return RepairReport(found: found, repaired: false, isConsistent: true) }
+        // Damage to the index rebuilds it; differing documents are reindexed and the vocabulary
+        // is counted again.
+        if !found.integrityErrors.isEmpty {
             _ = try rebuild(reason: .damaged, progress: nil, until: { Task.isCancelled })
             try indexPendingChanges()
         } else {
@@ -53,11 +54,9 @@ extension Indexer {
             }
             logger.notice("counted the index's vocabulary again")
         }
-        return RepairReport(found: found, repaired: true, isConsistent: try verify().isConsistent)
+        let after = try verify()
+        return RepairReport(found: found, repaired: true, isConsistent: after.isConsistent && after.vocabularyDifferences == nil)
     }
-
-    /// How a vocabulary difference begins in ``VerificationReport/integrityErrors``.
-    static let vocabularyError = "vocabulary:"
 
     /// The most rows (or keys) a chunk of ``verify()`` holds: each chunk is looked up with one
     /// `IN (…)` list of keys.
@@ -127,16 +126,17 @@ extension Indexer {
             if strayValues > 0 { integrityErrors.append("\(entity.entity.name): \(strayValues) rows of attribute values have no document") }
             reports.append(comparison.report)
         }
-        // The vocabulary against FTS5's own counts: a damaged one is rebuilt by repair.
+        // The vocabulary against FTS5's own counts: repair counts a differing one again.
         let vocabularyDifferences = try IndexVocabulary.differences(schema: schema, layout: layout, db)
-        if vocabularyDifferences > 0 {
-            integrityErrors.append("\(Self.vocabularyError) \(vocabularyDifferences) words differ from the counts of the index's text")
-        }
+        let vocabularyReport = vocabularyDifferences.count == 0 ? nil
+            : "\(vocabularyDifferences.count) words differ from the counts of the index's text (" + vocabularyDifferences.examples.joined(separator: ", ") + ")"
         let notIndexed = try store.captureStatus(in: db).notCapturing.compactMap { entity -> String? in
             guard case let .modelMismatch(message) = entity.state else { return nil }
             return message
         }
-        return VerificationReport(entities: reports, integrityErrors: integrityErrors, pending: pendingCount, token: token, notIndexed: notIndexed)
+        var report = VerificationReport(entities: reports, integrityErrors: integrityErrors, pending: pendingCount, token: token, notIndexed: notIndexed)
+        report.vocabularyDifferences = vocabularyReport
+        return report
     }
 
     private func integrityCheck(_ db: Database) throws -> [String] {

@@ -55,6 +55,12 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     ///     entities: [.init(entity: "Note", sourceDocuments: 2, indexedDocuments: 1, missing: [.integer(2)])],
     ///     token: HistoryToken(rawValue: 42))
     /// ```
+    /// How the index's vocabulary (the words typo tolerance and suggestions read, with their
+    /// document counts) differs from FTS5's own counts of the index's text: nil when it does
+    /// not. It does not change what exact search finds, so it does not make the index
+    /// inconsistent; ``Indexer/repair()`` counts the vocabulary again.
+    public var vocabularyDifferences: String? = nil
+
     public init(entities: [EntityReport], integrityErrors: [String] = [], pending: Int = 0, token: HistoryToken,
                 notIndexed: [String] = []) {
         self.entities = entities

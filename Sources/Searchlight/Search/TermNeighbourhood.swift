@@ -34,12 +34,14 @@ package struct TermNeighbourhood {
     static let branchReadLimit = 256
 
     /// How many edits a word may differ by: 1 from 5 characters, 2 from 9; none for shorter
-    /// words and for words with a digit or a character that is no letter (codes, versions,
+    /// words, for words longer than any the vocabulary keeps, and for words with a digit or a character that is no letter (codes, versions,
     /// identifiers) or a CJK character (a one-character edit makes another word).
     package static func allowedEdits(_ word: String) -> Int {
         let scalars = word.unicodeScalars
         guard scalars.allSatisfy({ ($0.properties.isAlphabetic || $0.properties.generalCategory == .nonspacingMark) && !IndexedText.isCJK($0) }) else { return 0 }
         let count = scalars.count
+        // No word of the vocabulary is longer than its bytes (``IndexVocabulary/maximumTermBytes``).
+        if count > IndexVocabulary.maximumTermBytes + 2 { return 0 }
         return count >= 9 ? 2 : count >= 5 ? 1 : 0
     }
 
@@ -80,7 +82,8 @@ package struct TermNeighbourhood {
     /// fewer edits: every word below a recorded prefix matches).
     package mutating func neighbours(of word: String, edits: Int, prefix: Bool) throws -> [Match] {
         let query = word.unicodeScalars.map(\.value)
-        guard edits > 0, !query.isEmpty else { return [] }
+        // (A word much longer than any of the vocabulary's has no neighbour; its rows would not fit.)
+        guard edits > 0, !query.isEmpty, query.count <= IndexVocabulary.maximumTermBytes + edits else { return [] }
         var walk = Walk(query: query, edits: edits, prefix: prefix)
         seeks = 0
         try visit(depth: 0, isTerm: false, branch: nil, bestOnPath: .max, &walk)

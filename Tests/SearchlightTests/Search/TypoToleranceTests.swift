@@ -160,3 +160,15 @@ import SearchlightTestSupport
         }
     }
 }
+
+extension TypoToleranceTests {
+    /// Regression: a word of 100,000 letters asked for 80 GB of edit-distance rows.
+    @Test func aHugeWordIsNotCorrected() throws {
+        let f = try Self.fixture([(1, "kernel", "")])
+        let word = String(repeating: "x", count: 100_000)
+        #expect(try f.index.search(word).total == 0)
+        #expect(try f.index.suggest(word).isEmpty)
+        #expect(TermNeighbourhood.allowedEdits(String(repeating: "x", count: 66)) == 2)
+        #expect(TermNeighbourhood.allowedEdits(String(repeating: "x", count: 67)) == 0)
+    }
+}
