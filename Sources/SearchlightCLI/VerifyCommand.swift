@@ -57,12 +57,12 @@ struct VerifyCommand: ParsableCommand {
             }
             for error in found.integrityErrors { print("integrity: \(error)") }
             if let vocabulary = found.vocabularyDifferences {
-                print("vocabulary: \(vocabulary)" + (repair ? "; counted again" : " (typo tolerance and suggestions read it; --repair counts it again)"))
+                print("vocabulary: \(vocabulary)" + (repair ? "; counted again" : " (typo tolerance and suggestions read it)"))
             }
             for message in found.notIndexed { print("not indexed: \(message)") }
             if found.isConsistent {
                 print("The index equals the source (token \(found.token)).")
-            } else if found.differences == 0 && found.integrityErrors.isEmpty {
+            } else if found.differences == 0 && found.integrityErrors.isEmpty && found.vocabularyDifferences == nil {
                 print("The index is not complete: \(found.notIndexed.count) entities are not indexed (see above).")
             } else if repair {
                 print("Repaired \(found.differences) differences\(consistent ? "; the index now equals the source" : ", but differences remain").")

@@ -32,6 +32,12 @@ import Testing
         CREATE TABLE reals(k REAL PRIMARY KEY, title TEXT, body TEXT, extra TEXT);
         """
     static let tables = ["notes", "tags", "blobs", "reals"]
+
+    /// The `vocabularyDifferences` of `verify --format json` output, if not null.
+    static func vocabularyDifferences(_ json: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
+        return object["vocabularyDifferences"] as? String
+    }
     /// The definition of each table (for remakes and re-creations).
     static let definitions: [String: String] = [
         "notes": "(k INTEGER PRIMARY KEY, title TEXT UNIQUE, body TEXT, extra TEXT)",
@@ -205,6 +211,13 @@ import Testing
                 let verify = try await CLI.run(["verify", "--db", path, "--format", "json", "--log-level", "error"])
                 run.log("verify → exit \(verify.status)")
                 if verify.status != 0 { midRunFailures.append("verify at \(run.trace.last ?? ""): \(verify.stdout.prefix(1_000)) \(verify.stderr.prefix(300))") }
+                if let differences = SimulationTests.vocabularyDifferences(verify.stdout) {
+                    midRunFailures.append("verify at \(run.trace.last ?? ""): the vocabulary differs from FTS5's counts: \(differences)")
+                    if let keep = ProcessInfo.processInfo.environment["SEARCHLIGHT_SIM_KEEP"] {
+                        _ = try? Shell.sqlite3(path, "VACUUM INTO '\(keep)/drift-\(seed)-\(midRunFailures.count).sqlite'")
+                        try? run.trace.joined(separator: "\n").write(toFile: "\(keep)/drift-\(seed)-\(midRunFailures.count).trace", atomically: true, encoding: .utf8)
+                    }
+                }
             case 54..<64: try await run.command(["cleanup", "--db", path])
             case 64..<76: try await run.command(["export", "--db", path], executable: ReliabilityTests.stress)
             case 76..<84: await run.toggleBackground("watch", ["watch", "--db", path])
@@ -235,6 +248,9 @@ import Testing
         // Oracle 1: verify.
         let verify = try await CLI.run(["verify", "--db", path, "--format", "json"])
         if verify.status != 0 { failures.append("verify: \(verify.stdout.prefix(1_500)) \(verify.stderr.prefix(500))") }
+        if let differences = SimulationTests.vocabularyDifferences(verify.stdout) {
+            failures.append("verify: the vocabulary differs from FTS5's counts: \(differences)")
+        }
 
         let store = try HistoryStore(path: path)
         let status = try store.captureStatus()
@@ -305,6 +321,10 @@ import Testing
         run.log("checked \(checkedWords) words (\(liveWords) live), \(checkedTokens) writer tokens, \(transactions.count) transactions, \(gaps.count) capture gaps, \(exported.3.count) resyncs")
         if ProcessInfo.processInfo.environment["SEARCHLIGHT_SIM_TRACE"] != nil { print(run.trace.joined(separator: "\n")) }
         print("seed \(seed): " + run.trace.suffix(3).joined(separator: " | "))
+        if !failures.isEmpty, let keep = ProcessInfo.processInfo.environment["SEARCHLIGHT_SIM_KEEP"] {
+            // The database and the writers' logs, for a post-mortem.
+            try? FileManager.default.copyItem(atPath: run.directory, toPath: keep + "/simulation-\(seed)")
+        }
         if !failures.isEmpty {
             print("SIMULATION FAILED with seed \(seed) (SEARCHLIGHT_SEED=\(seed) replays its choices). Trace:\n" + run.trace.joined(separator: "\n"))
             for failure in failures.prefix(20) { Issue.record("\(failure)") }

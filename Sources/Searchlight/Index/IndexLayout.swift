@@ -53,6 +53,11 @@ package struct IndexLayout: Codable, Hashable, Sendable {
         }
     }
 
+    /// Whether this generation keeps a vocabulary (``IndexVocabulary``): one of version 6 or
+    /// later, with a word tokenizer. Read from the layout, not from the schema: a connection's
+    /// cached schema does not see the tables another process's rebuild created.
+    package var keepsVocabulary: Bool { version >= 6 && IndexVocabulary.isKept(for: text) }
+
     /// How this generation's text is prepared, for documents and queries.
     package var text: IndexedText { IndexedText(tokenizer: tokenizer, foldsChineseVariants: foldsChineseVariants) }
 

@@ -83,6 +83,7 @@ package enum IndexState {
             // Kept as built: searches answer from it; the indexer rebuilds it with today's
             // prefix indexes (a layout that differs from the one wanted is rebuilt).
             layout.prefixes = IndexSchema.legacyPrefixes
+            layout.version = 5 // built before the vocabulary: searches match exactly until the rebuild
             try set(db, .layout, layout.json)
         } // else: no layout, so the indexer rebuilds, as 0.1.0 would have.
         try db.execute(sql: #"DELETE FROM "searchlight_meta" WHERE "key" IN ('index.generation', 'index.fingerprint')"#)

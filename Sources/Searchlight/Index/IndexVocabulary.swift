@@ -127,7 +127,7 @@ extension IndexVocabulary {
     /// SELECT term, doc FROM temp."searchlight_vocab_<fts table>";
     /// ```
     package static func differences(schema: IndexSchema, layout: IndexLayout, _ db: Database) throws -> (count: Int, examples: [String]) {
-        guard isKept(for: layout.text), try db.tableExists(schema.termTable) else { return (0, []) }
+        guard layout.keepsVocabulary else { return (0, []) }
         var expected = try counted(schema: schema, layout: layout, db)
         var examples: [String] = []
         var differences = 0
@@ -167,7 +167,7 @@ extension IndexVocabulary {
     /// Counts the vocabulary of `schema`'s generation again from FTS5's own counts (repair, after
     /// the index's text was changed behind the indexer's back), in the caller's transaction.
     package static func recount(schema: IndexSchema, layout: IndexLayout, _ db: Database) throws {
-        guard isKept(for: layout.text), try db.tableExists(schema.termTable) else { return }
+        guard layout.keepsVocabulary else { return }
         let counts = try counted(schema: schema, layout: layout, db)
         let table = SQLQuoting.identifier(schema.termTable)
         try db.execute(sql: "DELETE FROM \(table)")

@@ -23,7 +23,11 @@ package struct IndexWriter {
         var findDocumentsPrefix: String
     }
 
-    package init(schema: IndexSchema, sources: [Int64: DocumentSource]) {
+    /// Whether this generation keeps a vocabulary (``IndexLayout/keepsVocabulary``).
+    package var keepsVocabulary: Bool
+
+    package init(schema: IndexSchema, keepsVocabulary: Bool, sources: [Int64: DocumentSource]) {
+        self.keepsVocabulary = keepsVocabulary
         self.schema = schema
         self.sources = sources
         let documents = SQLQuoting.identifier(schema.documentTable)
@@ -105,8 +109,7 @@ package struct IndexWriter {
     /// A writer of this generation's vocabulary (``IndexVocabulary``), nil when the index keeps
     /// none (a trigram or porter tokenizer, or a generation built before it existed).
     package func makeVocabulary(_ db: Database) throws -> IndexVocabulary? {
-        guard let text = sources.values.first?.text, IndexVocabulary.isKept(for: text),
-              try db.tableExists(schema.termTable) else { return nil }
+        guard keepsVocabulary, let text = sources.values.first?.text else { return nil }
         return try IndexVocabulary(table: schema.termTable, text: text, db)
     }
 

@@ -252,7 +252,7 @@ public final class Indexer: Sendable {
 
     func makeWriter(_ schema: IndexSchema, _ layout: IndexLayout) -> IndexWriter {
         let text = layout.text
-        return IndexWriter(schema: schema, sources: Dictionary(uniqueKeysWithValues: layout.entities.map {
+        return IndexWriter(schema: schema, keepsVocabulary: layout.keepsVocabulary, sources: Dictionary(uniqueKeysWithValues: layout.entities.map {
             ($0.id, DocumentSource(entity: $0, builder: configuration.documentBuilders[$0.entity.name], text: text))
         }))
     }

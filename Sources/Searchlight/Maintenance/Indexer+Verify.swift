@@ -33,7 +33,7 @@ extension Indexer {
     @discardableResult
     public func repair() throws(SearchlightError) -> RepairReport {
         let found = try verify()
-        guard !found.isConsistent || found.vocabularyDifferences != nil else { return RepairReport(found: found, repaired: false, isConsistent: true) }
+        guard !found.isConsistent else { return RepairReport(found: found, repaired: false, isConsistent: true) }
         // Damage to the index rebuilds it; differing documents are reindexed and the vocabulary
         // is counted again.
         if !found.integrityErrors.isEmpty {
@@ -54,8 +54,7 @@ extension Indexer {
             }
             logger.notice("counted the index's vocabulary again")
         }
-        let after = try verify()
-        return RepairReport(found: found, repaired: true, isConsistent: after.isConsistent && after.vocabularyDifferences == nil)
+        return RepairReport(found: found, repaired: true, isConsistent: try verify().isConsistent)
     }
 
     /// The most rows (or keys) a chunk of ``verify()`` holds: each chunk is looked up with one

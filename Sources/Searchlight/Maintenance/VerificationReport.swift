@@ -45,7 +45,7 @@ public struct VerificationReport: Hashable, Sendable, Codable {
 
     public var differences: Int { entities.reduce(0) { $0 + $1.differences } }
     /// True when the index equals the source (an entity set aside is a difference).
-    public var isConsistent: Bool { differences == 0 && integrityErrors.isEmpty && notIndexed.isEmpty }
+    public var isConsistent: Bool { differences == 0 && integrityErrors.isEmpty && notIndexed.isEmpty && vocabularyDifferences == nil }
 
     /// Creates a report, for instance to test code that acts on ``Indexer/verify()`` without
     /// an index:
@@ -57,8 +57,8 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     /// ```
     /// How the index's vocabulary (the words typo tolerance and suggestions read, with their
     /// document counts) differs from FTS5's own counts of the index's text: nil when it does
-    /// not. It does not change what exact search finds, so it does not make the index
-    /// inconsistent; ``Indexer/repair()`` counts the vocabulary again.
+    /// not. Exact search does not read it, but typo tolerance and suggestions do: the index is
+    /// not consistent, and ``Indexer/repair()`` counts the vocabulary again.
     public var vocabularyDifferences: String? = nil
 
     public init(entities: [EntityReport], integrityErrors: [String] = [], pending: Int = 0, token: HistoryToken,

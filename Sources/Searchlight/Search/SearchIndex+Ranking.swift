@@ -12,6 +12,8 @@ extension SearchIndex {
         var text: IndexedText
         var entities: [IndexedEntity]
         var snippetTokens: Int
+        /// Whether the generation keeps a vocabulary (the typo tier needs it).
+        var keepsVocabulary = false
         /// The attribute condition of the search, if any (``restriction(_:)``).
         var filter: SearchFilter? = nil
         /// The time recency hints are measured from, in unix seconds.

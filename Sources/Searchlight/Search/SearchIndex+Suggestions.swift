@@ -32,8 +32,7 @@ extension SearchIndex {
                     try store.checkInstalled(in: db)
                     throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
                 }
-                guard let (head, typed) = Self.lastWord(of: text), IndexVocabulary.isKept(for: layout.text),
-                      try db.tableExists(schema.termTable) else { return [] }
+                guard let (head, typed) = Self.lastWord(of: text), layout.keepsVocabulary else { return [] }
                 let tokens = try db.makeTokenizer(FTS5TokenizerDescriptor(components: layout.text.tokenizerArguments))
                     .tokenize(query: layout.text.prepare(typed)).filter { !$0.flags.contains(.colocated) }
                 guard tokens.count == 1, IndexVocabulary.keeps(tokens[0].token) else { return [] }

@@ -23,8 +23,7 @@ extension SearchIndex {
     /// query matched nothing (`exactTotal` 0). nil when nothing is corrected, for raw queries,
     /// and for an index with no vocabulary (trigram or porter, or built before it existed).
     func typoPlan(for query: SearchQuery, exactTotal: Int, in scope: SearchScope, _ db: Database) throws -> TypoPlan? {
-        guard !query.isRaw, var parsed = query.parsed(for: scope.text), IndexVocabulary.isKept(for: scope.text),
-              try db.tableExists(scope.schema.termTable) else { return nil }
+        guard !query.isRaw, scope.keepsVocabulary, var parsed = query.parsed(for: scope.text) else { return nil }
         let tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: scope.text.tokenizerArguments))
         var finder = try TermNeighbourhood(table: scope.schema.termTable, db)
         var corrections: [SearchCorrection] = []

@@ -169,7 +169,8 @@ public final class SearchIndex: Sendable {
         // A CJK character is a token: snippets of CJK text get more of them.
         let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
         var scope = SearchScope(schema: schema, text: layout.text,
-                                entities: layout.entities.filter { names?.contains($0.entity.name) ?? true }, snippetTokens: tokens)
+                                entities: layout.entities.filter { names?.contains($0.entity.name) ?? true }, snippetTokens: tokens,
+                                keepsVocabulary: layout.keepsVocabulary)
         try refinements.prepare(&scope, db)
         let pageSize = min(limit ?? max(options.maximumHits, 1), max(options.maximumHits, 1))
         // Saturating: a huge offset (paging past the end) must not overflow and crash.
