@@ -98,6 +98,16 @@ enum RenameFollower {
                 }
             }
         }
+        // A column renamed onto a name the model still uses for another column (`a` to `z`,
+        // then `b` to `a`) is not followed there: the model's names win, and the two would be
+        // one column.
+        var kept = Set<String>()
+        var probe = entity
+        renameColumns(of: &probe) { column, _ in
+            if mapping[column.lowercased()] == nil { kept.insert(column.lowercased()) }
+            return column
+        }
+        mapping = mapping.filter { !kept.contains($0.value.lowercased()) }
         let name = entity.name
         renameColumns(of: &entity) { column, _ in
             guard let to = mapping[column.lowercased()] else { return column }

@@ -402,6 +402,22 @@ import SearchlightTestSupport
         #expect(try f.indexer.verify().isConsistent)
     }
 
+    /// Found by an outsider's attack: `body` renamed aside, then `tags` renamed to `body`, in one
+    /// go. Following `tags` onto `body` made a model that names one column twice, and every
+    /// command failed on it. The model's names win: `body` stays, and `tags`, gone, sets the
+    /// entity aside with a clear message until a fitting model is installed.
+    @Test func aColumnRenamedOntoANameTheModelStillUsesIsNotFollowedThere() throws {
+        let f = try Fixture()
+        try f.db.shell("ALTER TABLE notes RENAME COLUMN body TO body_old; ALTER TABLE notes RENAME COLUMN tags TO body;")
+        try f.indexer.indexPendingChanges()
+        let status = try f.store.captureStatus()
+        let message = status.notCapturing.first { $0.name == "Note" }.map { "\($0.state)" } ?? ""
+        #expect(message.contains(#"field "tags" is not a column of table "notes""#), "\(message)")
+        #expect(try f.store.dbPool.read { try f.store.installedModel(in: $0) }.entity(named: "Note")?.fields.map(\.column) == ["title", "body", "tags"])
+        #expect(try f.indexer.verify().notIndexed.count == 1)
+        #expect(throws: Never.self) { try f.index.search("alpha") }
+    }
+
     /// Found by the second black-box attack: two indexed columns swapped names. The model's names
     /// win; the index is rebuilt from the columns so named.
     @Test func swappedColumnsAreReconciled() throws {
