@@ -37,7 +37,7 @@ package struct IndexVocabulary {
     }
 
     /// Word counts to add (positive) or remove (negative), by word.
-    package private(set) var deltas: [String: Int] = [:]
+    private var deltas: [String: Int] = [:]
     private let tokenizer: any FTS5Tokenizer
     private let table: String
     private let words = WordSet()
@@ -107,14 +107,6 @@ package struct IndexVocabulary {
                 return 0
             }
         }
-    }
-
-    /// The distinct kept words of one text, as the vocabulary counts them (for tests and
-    /// suggestions' parsing of the last word).
-    package func words(of fields: [String]) -> Set<String> {
-        let words = WordSet()
-        for field in fields { Self.collect(field, with: tokenizer, into: words) }
-        return words.values
     }
 }
 

@@ -24,8 +24,9 @@ extension SearchIndex {
     /// and for an index with no vocabulary (trigram or porter, or built before it existed).
     func typoPlan(for query: SearchQuery, exactTotal: Int, in scope: SearchScope, _ db: Database) throws -> TypoPlan? {
         guard !query.isRaw, scope.keepsVocabulary, var parsed = query.parsed(for: scope.text) else { return nil }
-        let tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: scope.text.tokenizerArguments))
-        var finder = try TermNeighbourhood(table: scope.schema.termTable, db)
+        // Made for the first word that may be corrected: most searches have none to check.
+        var tokenizer: (any FTS5Tokenizer)?
+        var finder: TermNeighbourhood?
         var corrections: [SearchCorrection] = []
         var groups: [Int] = []
         var isBounded = false
@@ -33,23 +34,26 @@ extension SearchIndex {
         for group in parsed.groups.indices {
             for index in parsed.groups[group].indices {
                 let term = parsed.groups[group][index]
-                guard term.words.count == 1 else { continue }
+                // (Folding keeps or drops letters, never adds a digit: the raw word tells.)
+                guard term.words.count == 1, TermNeighbourhood.allowedEdits(term.words[0]) > 0 else { continue }
+                if tokenizer == nil { tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: scope.text.tokenizerArguments)) }
                 // The word as the tokenizer folds it (case, diacritics), as the vocabulary has it.
-                let tokens = try tokenizer.tokenize(query: term.words[0]).filter { !$0.flags.contains(.colocated) }
+                let tokens = try tokenizer!.tokenize(query: term.words[0]).filter { !$0.flags.contains(.colocated) }
                 guard tokens.count == 1 else { continue }
                 let word = tokens[0].token
                 let edits = TermNeighbourhood.allowedEdits(word)
                 guard edits > 0 else { continue }
-                if exactTotal > 0, try finder.contains(word, prefix: term.prefix) { continue }
+                if finder == nil { finder = try TermNeighbourhood(table: scope.schema.termTable, db) }
+                if exactTotal > 0, try finder!.contains(word, prefix: term.prefix) { continue }
                 let key = (term.prefix ? "*" : "") + word
                 var matches: [TermNeighbourhood.Match]
                 if let known = done[key] {
                     matches = known
                 } else {
-                    let found = try finder.neighbours(of: word, edits: edits, prefix: term.prefix).filter { $0.distance > 0 }
-                    isBounded = isBounded || finder.wasBounded
+                    let found = try finder!.neighbours(of: word, edits: edits, prefix: term.prefix).filter { $0.distance > 0 }
+                    isBounded = isBounded || finder!.wasBounded
                     var documents: [String: Int] = [:]
-                    for match in found { documents[match.term] = try finder.documents(match.term, prefix: match.isPrefix) }
+                    for match in found { documents[match.term] = try finder!.documents(match.term, prefix: match.isPrefix) }
                     matches = Array(found.sorted { a, b in
                         if a.distance != b.distance { return a.distance < b.distance }
                         if documents[a.term]! != documents[b.term]! { return documents[a.term]! > documents[b.term]! }
