@@ -154,10 +154,11 @@ package struct TermNeighbourhood {
         for j in 0...n { minimum = min(minimum, walk.rows[base + j]) }
         guard minimum <= walk.edits, minimum < bestOnPath else { return }
         guard seeks < Self.maximumSeeks else { wasBounded = true; return }
-        // A small branch (below the first three characters): read its words once, then walk
-        // them in memory.
+        // A small branch (below the first two characters) where any character may follow:
+        // read its words once, then walk them in memory. (Once the edits are used up, the few
+        // characters that may follow are sought directly: cheaper than reading the branch.)
         var branch = branch
-        if branch == nil, depth >= 3 {
+        if branch == nil, depth >= 2, minimum < walk.edits {
             let start = walk.nodeText
             seeks += 1
             var terms: [[UInt32]] = []
