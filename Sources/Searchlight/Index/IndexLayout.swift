@@ -29,6 +29,9 @@ package struct IndexLayout: Codable, Hashable, Sendable {
         tokenizer = model.tokenizer
         foldsChineseVariants = model.foldChineseVariants
         let notCapturing = Set(capture.notCapturing.map(\.name))
+        // GRDB caches the schema per connection, and a pool's writer does not notice another
+        // process's migration: the tables' keys are read afresh.
+        db.clearSchemaCache()
         entities = try model.entities.filter { !$0.fields.isEmpty }.map { entity in
             guard let id = ids[entity.name] else {
                 throw SearchlightError(.indexNotBuilt, "entity \"\(entity.name)\" is not installed in this database")

@@ -49,7 +49,7 @@ package enum IndexState {
 
     /// Whether the table exists (a database indexed by Searchlight 0.1.0 has not migrated yet).
     package static func isInstalled(_ db: Database) throws -> Bool {
-        try db.tableExists("searchlight_index_state")
+        try db.tableExistsInCurrentSchema("searchlight_index_state")
     }
 
     /// The live generation and its layout, or nil before the first build.

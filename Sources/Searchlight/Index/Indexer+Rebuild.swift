@@ -219,7 +219,7 @@ extension Indexer {
         let condition = after == nil ? "1" : "\(key) > ?"
         // The host app may drop or remake the table while the rebuild runs: copy nothing then.
         // The next batch heals capture and records the gap, and a new rebuild follows.
-        let rows = try db.tableExists(source.entity.entity.table)
+        let rows = try db.tableExistsInCurrentSchema(source.entity.entity.table)
             ? try Row.fetchAll(db, sql: source.selectSQL(where: condition) + " ORDER BY \(key) LIMIT ?",
                                arguments: StatementArguments(after.map { [$0] } ?? []) + [configuration.rebuildChunkSize])
             : []
@@ -260,7 +260,7 @@ extension Indexer {
            try IndexState.get(db, .rebuildLayout, as: String.self) == json,
            let start = try IndexState.get(db, .rebuildStartToken, as: HistoryToken.self),
            try store.checkpoint(for: rebuildConsumer, in: db)?.token == start,
-           try db.tableExists(IndexSchema(generation: generation).documentTable) {
+           try db.tableExistsInCurrentSchema(IndexSchema(generation: generation).documentTable) {
             try IndexState.set(db, .rebuildOwner, leaseOwner)
             try IndexState.set(db, .rebuildExpiresAt, leaseExpiry())
             return .started(Plan(

@@ -46,7 +46,7 @@ extension Indexer {
                         : "SELECT d.\"object_id\" FROM \(SQLQuoting.identifier(live.schema.documentTable)) d JOIN \(table) a ON a.rowid = d.\"id\" WHERE d.\"entity_id\" = ? AND \(condition)"
                     var ids = Set(try DatabaseValue.fetchAll(db, sql: indexed, arguments: StatementArguments((entity.usesRowidKeys ? [] : [entity.id.databaseValue]) + inIndex.arguments))
                         .compactMap(ObjectID.fromDatabaseValue))
-                    if try db.tableExists(entity.entity.table) {
+                    if try db.tableExistsInCurrentSchema(entity.entity.table) {
                         condition = inTable.sql
                         let rows = "SELECT s.\(SQLQuoting.identifier(entity.entity.primaryKey)) FROM \(SQLQuoting.identifier(entity.entity.table)) s WHERE \(condition)"
                         ids.formUnion(try DatabaseValue.fetchAll(db, sql: rows, arguments: StatementArguments(inTable.arguments)).compactMap(ObjectID.fromDatabaseValue))

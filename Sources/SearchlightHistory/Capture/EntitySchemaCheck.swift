@@ -19,9 +19,7 @@ struct EntitySchemaCheck {
     var generatedColumns = false
 
     static func tableExists(_ table: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: """
-            SELECT EXISTS (SELECT 1 FROM "sqlite_master" WHERE "type" = 'table' AND "name" = ? COLLATE NOCASE)
-            """, arguments: [table]) ?? false
+        try db.tableExistsInCurrentSchema(table)
     }
 
     /// The columns of a table, generated ones included (hidden 2 and 3), in order.

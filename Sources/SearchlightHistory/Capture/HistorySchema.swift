@@ -155,7 +155,7 @@ package enum HistorySchema {
     /// Applies the migrations the database lacks. Must run inside a write transaction.
     package static func migrate(_ db: Database) throws {
         let version: Int
-        if try db.tableExists("searchlight_meta") {
+        if try db.tableExistsInCurrentSchema("searchlight_meta") {
             version = try Meta.get(db, .schemaVersion, as: Int.self) ?? 0
         } else {
             version = 0

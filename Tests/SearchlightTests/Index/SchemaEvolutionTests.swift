@@ -418,6 +418,22 @@ import SearchlightTestSupport
         #expect(throws: Never.self) { try f.index.search("alpha") }
     }
 
+    /// An indexer that already ran sees a table that another process remade with another kind
+    /// of key (INTEGER PRIMARY KEY to TEXT): its documents move to the document map.
+    @Test func aLongLivedIndexerSeesAKeyChangedByAnotherProcess() throws {
+        let f = try Fixture() // notes 1 "alpha" and 2 "bravo", indexed
+        // The sqlite3 shell: another process, whose schema change the store's writer never saw.
+        try f.db.shell("""
+            BEGIN; CREATE TABLE new_notes(id TEXT PRIMARY KEY, title TEXT, body TEXT, tags TEXT);
+            INSERT INTO new_notes VALUES ('n1', 'charlie', '', ''); DROP TABLE notes;
+            ALTER TABLE new_notes RENAME TO notes; COMMIT;
+            """)
+        try f.indexer.indexPendingChanges()
+        #expect(try f.ids("charlie") == [.text("n1")])
+        #expect(try f.ids("alpha") == [])
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
     /// Found by the second black-box attack: two indexed columns swapped names. The model's names
     /// win; the index is rebuilt from the columns so named.
     @Test func swappedColumnsAreReconciled() throws {
