@@ -19,8 +19,9 @@ extension SearchIndex {
     static let maximumCorrectionsPerWord = 16
 
     /// The corrections of `query`'s words: the words of 5 letters or more (single words, not
-    /// phrases or exclusions) that the vocabulary lacks, or every such word when the exact
-    /// query matched nothing (`exactTotal` 0). nil when nothing is corrected, for raw queries,
+    /// phrases or exclusions), and of 4 into words of 5 that hold them with one more letter,
+    /// that the vocabulary lacks, or every such word when the exact query matched nothing
+    /// (`exactTotal` 0). nil when nothing is corrected, for raw queries,
     /// and for an index with no vocabulary (trigram or porter, or built before it existed).
     func typoPlan(for query: SearchQuery, exactTotal: Int, in scope: SearchScope, _ db: Database) throws -> TypoPlan? {
         guard !query.isRaw, scope.keepsVocabulary, var parsed = query.parsed(for: scope.text) else { return nil }
@@ -35,14 +36,16 @@ extension SearchIndex {
             for index in parsed.groups[group].indices {
                 let term = parsed.groups[group][index]
                 // (Folding keeps or drops letters, never adds a digit: the raw word tells.)
-                guard term.words.count == 1, TermNeighbourhood.allowedEdits(term.words[0]) > 0 else { continue }
+                guard term.words.count == 1, Self.mayCorrect(term.words[0], prefix: term.prefix) else { continue }
                 if tokenizer == nil { tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: scope.text.tokenizerArguments)) }
                 // The word as the tokenizer folds it (case, diacritics), as the vocabulary has it.
                 let tokens = try tokenizer!.tokenize(query: term.words[0]).filter { !$0.flags.contains(.colocated) }
                 guard tokens.count == 1 else { continue }
                 let word = tokens[0].token
-                let edits = TermNeighbourhood.allowedEdits(word)
-                guard edits > 0 else { continue }
+                guard Self.mayCorrect(word, prefix: term.prefix) else { continue }
+                // A word of 4 letters only ever gains one (``TermNeighbourhood/mayHaveLostALetter(_:)``).
+                let edits = max(TermNeighbourhood.allowedEdits(word), 1)
+                let length = TermNeighbourhood.allowedEdits(word) == 0 ? word.unicodeScalars.count + 1 : nil
                 if finder == nil { finder = try TermNeighbourhood(table: scope.schema.termTable, db) }
                 if exactTotal > 0, try finder!.contains(word, prefix: term.prefix) { continue }
                 let key = (term.prefix ? "*" : "") + word
@@ -50,7 +53,7 @@ extension SearchIndex {
                 if let known = done[key] {
                     matches = known
                 } else {
-                    let found = try finder!.neighbours(of: word, edits: edits, prefix: term.prefix).filter { $0.distance > 0 }
+                    let found = try finder!.neighbours(of: word, edits: edits, prefix: term.prefix, length: length).filter { $0.distance > 0 }
                     isBounded = isBounded || finder!.wasBounded
                     var documents: [String: Int] = [:]
                     for match in found { documents[match.term] = try finder!.documents(match.term, prefix: match.isPrefix) }
@@ -73,6 +76,12 @@ extension SearchIndex {
         }
         guard !groups.isEmpty else { return nil }
         return TypoPlan(parsed: parsed, corrections: corrections, correctedGroups: groups, isBounded: isBounded)
+    }
+
+    /// Whether a query word may be corrected: one of 5 letters or more (``TermNeighbourhood/allowedEdits(_:)``),
+    /// or, unless it is a prefix, one of 4 that may have lost a letter.
+    static func mayCorrect(_ word: String, prefix: Bool) -> Bool {
+        TermNeighbourhood.allowedEdits(word) > 0 || (!prefix && TermNeighbourhood.mayHaveLostALetter(word))
     }
 
     /// Ranks the matches of the corrected query that the exact query (`exact`) did not find:

@@ -37,12 +37,24 @@ package struct TermNeighbourhood {
     /// words, for words longer than any the vocabulary keeps, and for words with a digit or a character that is no letter (codes, versions,
     /// identifiers) or a CJK character (a one-character edit makes another word).
     package static func allowedEdits(_ word: String) -> Int {
-        let scalars = word.unicodeScalars
-        guard scalars.allSatisfy({ ($0.properties.isAlphabetic || $0.properties.generalCategory == .nonspacingMark) && !IndexedText.isCJK($0) }) else { return 0 }
-        let count = scalars.count
+        guard isCorrectable(word) else { return 0 }
+        let count = word.unicodeScalars.count
         // No word of the vocabulary is longer than its bytes (``IndexVocabulary/maximumTermBytes``).
         if count > IndexVocabulary.maximumTermBytes + 2 { return 0 }
         return count >= 9 ? 2 : count >= 5 ? 1 : 0
+    }
+
+    /// Whether a word of 4 letters may be a word of 5 that lost one: it then matches the
+    /// vocabulary's words of 5 characters that hold it with one character added (one insertion,
+    /// the only edit that makes a word of 5). The 5 letters of ``allowedEdits(_:)`` count the
+    /// word meant, which a deletion leaves 4 letters long.
+    package static func mayHaveLostALetter(_ word: String) -> Bool {
+        isCorrectable(word) && word.unicodeScalars.count == 4
+    }
+
+    /// Letters only (and their marks), none of them CJK.
+    private static func isCorrectable(_ word: String) -> Bool {
+        word.unicodeScalars.allSatisfy { ($0.properties.isAlphabetic || $0.properties.generalCategory == .nonspacingMark) && !IndexedText.isCJK($0) }
     }
 
     /// The quoted vocabulary table.
@@ -55,6 +67,7 @@ package struct TermNeighbourhood {
     private let seek: RawStatement
     private let seekAfter: RawStatement
     private let readBranch: RawStatement
+    private let branchExceeds: RawStatement
 
     /// A finder over the vocabulary table `table` (unquoted).
     package init(table: String, _ db: Database) throws {
@@ -64,6 +77,7 @@ package struct TermNeighbourhood {
         seek = try RawStatement("SELECT \"term\" FROM \(table) WHERE \"term\" >= ? ORDER BY \"term\" LIMIT 1", db)
         seekAfter = try RawStatement("SELECT \"term\" FROM \(table) WHERE \"term\" > ? ORDER BY \"term\" LIMIT 1", db)
         readBranch = try RawStatement("SELECT \"term\" FROM \(table) WHERE \"term\" >= ? AND \"term\" < ? ORDER BY \"term\" LIMIT ?", db)
+        branchExceeds = try RawStatement("SELECT \"term\" FROM \(table) WHERE \"term\" >= ? AND \"term\" < ? ORDER BY \"term\" LIMIT 1 OFFSET ?", db)
     }
 
     /// Whether the vocabulary holds `word` (or, for a prefix, a word that starts with it).
@@ -79,14 +93,15 @@ package struct TermNeighbourhood {
 
     /// The vocabulary's words within `edits` of `word`, and with `prefix` its prefixes within
     /// `edits` of `word` (the shortest such prefix of each branch, and a longer one only with
-    /// fewer edits: every word below a recorded prefix matches).
-    package mutating func neighbours(of word: String, edits: Int, prefix: Bool) throws -> [Match] {
+    /// fewer edits: every word below a recorded prefix matches). With `length`, only the words
+    /// of that many characters.
+    package mutating func neighbours(of word: String, edits: Int, prefix: Bool, length: Int? = nil) throws -> [Match] {
         let query = word.unicodeScalars.map(\.value)
         // (A word much longer than any of the vocabulary's has no neighbour; its rows would not fit.)
         guard edits > 0, !query.isEmpty, query.count <= IndexVocabulary.maximumTermBytes + edits else { return [] }
-        var walk = Walk(query: query, edits: edits, prefix: prefix)
+        var walk = Walk(query: query, edits: edits, prefix: prefix, length: length)
         seeks = 0
-        try visit(depth: 0, isTerm: false, branch: nil, bestOnPath: .max, &walk)
+        try visit(depth: 0, isTerm: false, first: nil, branch: nil, bestOnPath: .max, &walk)
         return walk.matches
     }
 
@@ -98,22 +113,55 @@ package struct TermNeighbourhood {
         let n: Int
         let edits: Int
         let prefix: Bool
+        let length: Int?
         var node: [UInt32] = []
         /// Row `d` is at `d * (n + 1)`: no node deeper than `n + edits` can be close enough.
         var rows: [Int]
         var branches: [[[UInt32]]] = []
         var matches: [Match] = []
 
-        init(query: [UInt32], edits: Int, prefix: Bool) {
+        init(query: [UInt32], edits: Int, prefix: Bool, length: Int?) {
             self.query = query
             n = query.count
             self.edits = edits
             self.prefix = prefix
+            self.length = length
             rows = [Int](repeating: 0, count: (query.count + 1) * (query.count + edits + 3))
             for j in 0...query.count { rows[j] = j }
         }
 
-        var nodeText: String { String(String.UnicodeScalarView(node.map { Unicode.Scalar($0)! })) }
+        /// The node as UTF-8, kept in step with ``node`` (by ``push(_:)`` and ``pop()``).
+        var nodeBytes: [UInt8] = []
+        private var byteCounts: [Int] = []
+
+        var nodeText: String { String(decoding: nodeBytes, as: UTF8.self) }
+
+        mutating func push(_ character: UInt32) {
+            node.append(character)
+            let count = nodeBytes.count
+            Self.appendUTF8(character, to: &nodeBytes)
+            byteCounts.append(nodeBytes.count - count)
+        }
+
+        mutating func pop() {
+            node.removeLast()
+            nodeBytes.removeLast(byteCounts.removeLast())
+        }
+
+        /// The node followed by `character`, as UTF-8.
+        func bytes(appending character: UInt32) -> [UInt8] {
+            var bytes = nodeBytes
+            Self.appendUTF8(character, to: &bytes)
+            return bytes
+        }
+
+        /// The bytes above every word that starts with the node: the node followed by U+10FFFF.
+        var nodeUpperBound: [UInt8] { nodeBytes + [0xF4, 0x8F, 0xBF, 0xBF] }
+
+        static func appendUTF8(_ character: UInt32, to bytes: inout [UInt8]) {
+            if character < 0x80 { bytes.append(UInt8(character)); return }
+            bytes.append(contentsOf: Unicode.UTF8.encode(Unicode.Scalar(character)!)!)
+        }
 
         /// Computes the row of the child of the node at `depth` by `character`.
         mutating func computeRow(after depth: Int, character: UInt32) {
@@ -138,8 +186,9 @@ package struct TermNeighbourhood {
     }
 
     /// Visits the node of length `depth` (``Walk/node``, its row computed). For a prefix,
-    /// `bestOnPath` is the fewest edits of a prefix recorded above it.
-    private mutating func visit(depth: Int, isTerm: Bool, branch: Branch?, bestOnPath: Int, _ walk: inout Walk) throws {
+    /// `bestOnPath` is the fewest edits of a prefix recorded above it. `first` is the node's
+    /// first word, when a seek above found it.
+    private mutating func visit(depth: Int, isTerm: Bool, first: [UInt32]?, branch: Branch?, bestOnPath: Int, _ walk: inout Walk) throws {
         let n = walk.n, base = depth * (n + 1)
         let distance = walk.rows[base + n]
         var bestOnPath = bestOnPath
@@ -147,9 +196,10 @@ package struct TermNeighbourhood {
             walk.matches.append(Match(term: walk.nodeText, distance: distance, isPrefix: true))
             bestOnPath = distance
         }
-        if !walk.prefix, isTerm, distance <= walk.edits {
+        if !walk.prefix, isTerm, distance <= walk.edits, walk.length.map({ $0 == depth }) ?? true {
             walk.matches.append(Match(term: walk.nodeText, distance: distance, isPrefix: false))
         }
+        if let length = walk.length, depth >= length { return }
         var minimum = Int.max
         for j in 0...n { minimum = min(minimum, walk.rows[base + j]) }
         guard minimum <= walk.edits, minimum < bestOnPath else { return }
@@ -159,14 +209,20 @@ package struct TermNeighbourhood {
         // characters that may follow are sought directly: cheaper than reading the branch.)
         var branch = branch
         if branch == nil, depth >= 2, minimum < walk.edits {
-            let start = walk.nodeText
+            let start = walk.nodeBytes, end = walk.nodeUpperBound
             seeks += 1
-            var terms: [[UInt32]] = []
-            try readBranch.forEachText([.text(start), .text(start + "\u{10FFFF}"), .integer(Int64(Self.branchReadLimit + 1))]) { bytes in
-                terms.append(String(decoding: bytes, as: UTF8.self).unicodeScalars.map(\.value))
-                return true
+            // (Whether it is small enough is asked first: a word decoded costs more than a step.)
+            var isLarge = false
+            try branchExceeds.forEachText([.utf8(start), .utf8(end), .integer(Int64(Self.branchReadLimit))]) { _ in
+                isLarge = true
+                return false
             }
-            if terms.count <= Self.branchReadLimit {
+            var terms: [[UInt32]] = []
+            if !isLarge {
+                try readBranch.forEachText([.utf8(start), .utf8(end), .integer(Int64(Self.branchReadLimit))]) { bytes in
+                    terms.append(Self.scalars(bytes))
+                    return true
+                }
                 walk.branches.append(terms)
                 branch = Branch(id: walk.branches.count - 1, lower: 0, upper: terms.count)
             }
@@ -188,11 +244,11 @@ package struct TermNeighbourhood {
             }
             allowed = characters.sorted()
         }
-        func child(_ character: UInt32, isTerm: Bool, branch: Branch?, _ walk: inout Walk) throws {
+        func child(_ character: UInt32, isTerm: Bool, first: [UInt32]?, branch: Branch?, _ walk: inout Walk) throws {
             walk.computeRow(after: depth, character: character)
-            walk.node.append(character)
-            defer { walk.node.removeLast() }
-            try visit(depth: depth + 1, isTerm: isTerm, branch: branch, bestOnPath: bestOnPath, &walk)
+            walk.push(character)
+            defer { walk.pop() }
+            try visit(depth: depth + 1, isTerm: isTerm, first: first, branch: branch, bestOnPath: bestOnPath, &walk)
         }
         if let branch {
             // In memory: the words of each child are contiguous, its own word (if any) first.
@@ -205,38 +261,54 @@ package struct TermNeighbourhood {
                 while end < branch.upper, walk.branches[branch.id][end].count > depth, walk.branches[branch.id][end][depth] == character { end += 1 }
                 if allowed?.contains(character) ?? true {
                     seeks += 1
-                    try child(character, isTerm: word.count == depth + 1, branch: Branch(id: branch.id, lower: index, upper: end), &walk)
+                    try child(character, isTerm: word.count == depth + 1, first: nil, branch: Branch(id: branch.id, lower: index, upper: end), &walk)
                 }
                 index = end
             }
             return
         }
         if let allowed {
+            // `known`: the first word at or after a bound at or below the character sought (in
+            // key order, which is scalar order): a seek is needed only when it tells nothing.
+            var known = first
             for character in allowed {
-                walk.node.append(character)
-                let prefix = walk.nodeText
-                walk.node.removeLast()
-                guard let first = try firstTerm(atLeast: prefix), first.hasPrefix(prefix) else { continue }
-                try child(character, isTerm: first == prefix, branch: nil, &walk)
+                if let word = known {
+                    guard word.count >= depth, word[..<depth].elementsEqual(walk.node) else { break } // past the node's words
+                    if word.count > depth, word[depth] > character { continue } // no word continues with it
+                    if word.count > depth, word[depth] == character {
+                        try child(character, isTerm: word.count == depth + 1, first: word, branch: nil, &walk)
+                        continue
+                    }
+                }
+                let prefix = walk.bytes(appending: character)
+                guard let word = try firstTerm(atLeast: prefix) else { break }
+                known = word
+                guard word.count > depth, word[..<depth].elementsEqual(walk.node) else { break }
+                if word[depth] == character {
+                    try child(character, isTerm: word.count == depth + 1, first: word, branch: nil, &walk)
+                }
             }
             return
         }
         // Every child, one seek each: the first word after the previous child's branch.
-        var lower = walk.nodeText
+        var lower = walk.nodeBytes
         var strictly = false
-        while let first = try firstTerm(atLeast: lower, strictly: strictly) {
+        while let scalars = try firstTerm(atLeast: lower, strictly: strictly) {
             strictly = false
-            let scalars = first.unicodeScalars.map(\.value)
             guard scalars.count >= depth, scalars[..<depth].elementsEqual(walk.node) else { break }
             if scalars.count == depth { strictly = true; continue } // the node itself is a word
             let character = scalars[depth]
-            try child(character, isTerm: scalars.count == depth + 1, branch: nil, &walk)
+            try child(character, isTerm: scalars.count == depth + 1, first: scalars, branch: nil, &walk)
             guard let successor = Self.successor(Unicode.Scalar(character)!) else { break }
-            walk.node.append(successor.value)
-            lower = walk.nodeText
-            walk.node.removeLast()
+            lower = walk.bytes(appending: successor.value)
             if seeks >= Self.maximumSeeks { wasBounded = true; break }
         }
+    }
+
+    /// The scalars of UTF-8 text (a loop for ASCII, the common case).
+    static func scalars(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt32] {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return bytes.map { UInt32($0) } }
+        return String(decoding: bytes, as: UTF8.self).unicodeScalars.map(\.value)
     }
 
     /// The next Unicode scalar (skipping surrogates), nil after the last.
@@ -246,9 +318,15 @@ package struct TermNeighbourhood {
         return Unicode.Scalar(value)
     }
 
-    private mutating func firstTerm(atLeast lower: String, strictly: Bool = false) throws -> String? {
+    /// The first word at or after `lower` (after it, `strictly`), as scalars.
+    private mutating func firstTerm(atLeast lower: [UInt8], strictly: Bool = false) throws -> [UInt32]? {
         seeks += 1
-        return try lookUp(atLeast: lower, strictly: strictly)
+        var found: [UInt32]?
+        try (strictly ? seekAfter : seek).forEachText([.utf8(lower)]) { bytes in
+            found = Self.scalars(bytes)
+            return false
+        }
+        return found
     }
 
     private func lookUp(atLeast lower: String, strictly: Bool = false) throws -> String? {

@@ -30,6 +30,11 @@ struct RawStatement {
                     guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
                     return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
                 }
+            case let .utf8(bytes):
+                code = bytes.withUnsafeBufferPointer { bytes in
+                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
+                }
             case let .integer(integer):
                 code = sqlite3_bind_int64(handle, index, integer)
             }
@@ -45,6 +50,8 @@ struct RawStatement {
     /// A value to bind.
     enum RawValue {
         case text(String)
+        /// Text given as its UTF-8 bytes.
+        case utf8([UInt8])
         case integer(Int64)
     }
 

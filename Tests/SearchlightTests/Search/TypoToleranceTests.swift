@@ -47,11 +47,25 @@ import SearchlightTestSupport
 
     @Test func shortWordsNumbersWordsWithDigitsAndCJKMatchExactly() throws {
         let f = try Self.fixture([(1, "kern", "12345 kernel2 数据库"), (2, "panic", "")])
-        #expect(try f.ids("kerm", typos: .on) == [], "4 letters")
+        #expect(try f.ids("kerm", typos: .on) == [], "4 letters: not substituted")
+        #expect(try f.ids("pan", typos: .on) == [], "3 letters")
         #expect(try f.ids("12346", typos: .on) == [])
         #expect(try f.ids("kernel3", typos: .on) == [])
         #expect(try f.ids("数据车", typos: .on) == [])
         #expect(try f.ids("panik", typos: .on) == [.integer(2)], "5 letters")
+    }
+
+    @Test func aWordOfFourLettersMayBeAWordOfFiveThatLostALetter() throws {
+        let f = try Self.fixture([(1, "panic", ""), (2, "pane", ""), (3, "pains", ""), (4, "spank", "")])
+        let results = try f.index.search("pnic")
+        #expect(results.hits.map(\.objectID) == [.integer(1)], "one letter added, and only to make 5")
+        #expect(results.hits.first?.typos == 1)
+        #expect(results.corrections == [SearchCorrection(word: "pnic", replacements: [.init(text: "panic", typos: 1)])])
+        #expect(try f.ids("pani", typos: .on) == [.integer(1)], "the last letter lost")
+        #expect(try f.ids("pans", typos: .on) == [.integer(3)], "pains; not pane (a substitution), not spank (2 edits)")
+        #expect(try f.ids("pane", typos: .on) == [.integer(2)], "a word of the index that matches is not corrected")
+        #expect(try f.ids("pnic", asYouType: true, typos: .on) == [], "a prefix of 4 letters is not corrected")
+        #expect(try f.ids("pn1c", typos: .on) == [], "a digit")
     }
 
     @Test func exactMatchesRankAboveTypoMatchesAndFewerTyposAboveMore() throws {
