@@ -13,7 +13,9 @@ import SearchlightHistory
 /// ```sql
 /// INSERT INTO searchlight_terms_g<N>("term", "documents") VALUES (?, ?)
 ///   ON CONFLICT("term") DO UPDATE SET "documents" = "documents" + excluded."documents";
-/// DELETE FROM searchlight_terms_g<N> WHERE "term" = ? AND "documents" <= 0;   -- after a decrease
+/// -- a decrease: the word goes if no document holds it any more, else its count goes down
+/// DELETE FROM searchlight_terms_g<N> WHERE "term" = ? AND "documents" + ? <= 0;
+/// UPDATE searchlight_terms_g<N> SET "documents" = "documents" + ? WHERE "term" = ?;  -- if it deleted nothing
 /// ```
 /// Kept words: tokens of at most ``maximumTermBytes`` bytes with no CJK character (a CJK
 /// character is a token of its own, and a one-character edit makes another word). Only word
@@ -36,11 +38,10 @@ package struct IndexVocabulary {
         return !term.unicodeScalars.contains { IndexedText.isCJK($0) || $0 == IndexedText.breakToken || $0 == IndexedText.separator }
     }
 
-    /// Word counts to add (positive) or remove (negative), by word.
-    private var deltas: [String: Int] = [:]
     private let tokenizer: any FTS5Tokenizer
     private let table: String
-    private let words = WordSet()
+    /// Word counts to add (positive) or remove (negative), by word, and the document being counted.
+    private let counts = Counts()
 
     /// A vocabulary writer for `table` (unquoted), tokenizing with `text`'s tokenizer on `db`.
     package init(table: String, text: IndexedText, _ db: Database) throws {
@@ -50,9 +51,9 @@ package struct IndexVocabulary {
 
     /// Counts a document's words once: `sign` 1 when it enters the index, -1 when it leaves.
     package mutating func count(_ fields: [String], sign: Int) {
-        words.values.removeAll(keepingCapacity: true)
-        for field in fields { Self.collect(field, with: tokenizer, into: words) }
-        for word in words.values { deltas[word, default: 0] += sign }
+        counts.document += 1
+        counts.sign = sign
+        for field in fields { Self.collect(field, with: tokenizer, into: counts) }
     }
 
     /// Counts the change from `old` to `new` (nothing when the text did not change).
@@ -65,35 +66,55 @@ package struct IndexVocabulary {
     /// Writes the counted changes and forgets them.
     package mutating func flush(_ db: Database) throws {
         let table = SQLQuoting.identifier(self.table)
-        let upsert = try RawStatement("""
-            INSERT INTO \(table)("term", "documents") VALUES (?, ?) \
-            ON CONFLICT("term") DO UPDATE SET "documents" = "documents" + excluded."documents"
-            """, db)
-        var decreased: [String] = []
+        var upsert: RawStatement?, delete: RawStatement?, decrease: RawStatement?
         // In key order: neighbouring words land on the same b-tree pages.
-        for (term, delta) in deltas.sorted(by: { $0.key < $1.key }) where delta != 0 {
-            try upsert.execute([.text(term), .integer(Int64(delta))])
-            if delta < 0 { decreased.append(term) }
+        for (term, count) in counts.deltas.sorted(by: { $0.key < $1.key }) where count.delta != 0 {
+            if count.delta > 0 {
+                if upsert == nil {
+                    upsert = try RawStatement("""
+                        INSERT INTO \(table)("term", "documents") VALUES (?, ?) \
+                        ON CONFLICT("term") DO UPDATE SET "documents" = "documents" + excluded."documents"
+                        """, db)
+                }
+                try upsert!.execute([.text(term), .integer(Int64(count.delta))])
+                continue
+            }
+            // A decrease: the word goes if no document holds it any more, else its count goes down.
+            if delete == nil {
+                delete = try RawStatement("DELETE FROM \(table) WHERE \"term\" = ? AND \"documents\" + ? <= 0", db)
+                decrease = try RawStatement("UPDATE \(table) SET \"documents\" = \"documents\" + ? WHERE \"term\" = ?", db)
+            }
+            if try delete!.execute([.text(term), .integer(Int64(count.delta))]) == 0 {
+                try decrease!.execute([.integer(Int64(count.delta)), .text(term)])
+            }
         }
-        if !decreased.isEmpty {
-            let delete = try RawStatement("DELETE FROM \(table) WHERE \"term\" = ? AND \"documents\" <= 0", db)
-            for term in decreased { try delete.execute([.text(term)]) }
-        }
-        deltas.removeAll(keepingCapacity: true)
+        counts.deltas.removeAll(keepingCapacity: true)
     }
 
-    /// The words of one document (a class, so that the C callback can reach it by pointer).
-    private final class WordSet {
-        var values: Set<String> = []
+    /// The counts of a batch (a class, so that the C callback can reach it by pointer): each
+    /// word's delta and the last document that counted it, so that a document counts a word once.
+    private final class Counts {
+        var deltas: [String: (delta: Int, document: Int)] = [:]
+        var document = 0
+        var sign = 1
+
+        /// Counts `word` for the current document, unless it already did (one hash look-up).
+        func add(_ word: String) {
+            Self.tally(&deltas[word, default: (0, 0)], document: document, sign: sign)
+        }
+
+        private static func tally(_ count: inout (delta: Int, document: Int), document: Int, sign: Int) {
+            if count.document != document { count = (count.delta + sign, document) }
+        }
     }
 
-    /// Adds the kept tokens of `text` to `words`, through the tokenizer's C entry point (GRDB's
-    /// `tokenize(document:)` makes a `Data` and an array entry per token).
-    private static func collect(_ text: String, with tokenizer: any FTS5Tokenizer, into words: WordSet) {
+    /// Counts the kept tokens of `text` into `counts`, through the tokenizer's C entry point
+    /// (GRDB's `tokenize(document:)` makes a `Data` and an array entry per token).
+    private static func collect(_ text: String, with tokenizer: any FTS5Tokenizer, into counts: Counts) {
         var text = text
         text.withUTF8 { buffer in
             guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
-            let context = Unmanaged.passUnretained(words).toOpaque()
+            let context = Unmanaged.passUnretained(counts).toOpaque()
             _ = tokenizer.tokenize(context: context, tokenization: .document,
                                    pText: UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
                                    nText: CInt(buffer.count)) { context, flags, token, length, _, _ in
@@ -101,9 +122,8 @@ package struct IndexVocabulary {
                 guard let context, let token, length > 0, flags & 1 == 0 else { return 0 }
                 let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
                 let word = String(decoding: bytes, as: UTF8.self)
-                if IndexVocabulary.keeps(word) {
-                    Unmanaged<WordSet>.fromOpaque(context).takeUnretainedValue().values.insert(word)
-                }
+                guard IndexVocabulary.keeps(word) else { return 0 }
+                Unmanaged<Counts>.fromOpaque(context).takeUnretainedValue().add(word)
                 return 0
             }
         }

@@ -12,12 +12,15 @@ import SearchlightHistory
 /// ```sql
 /// SELECT "term" FROM searchlight_terms_g<N> WHERE "term" >= ? ORDER BY "term" LIMIT 1;
 /// ```
-/// and once a branch holds few words, they are read at once and walked in memory:
+/// and once a branch holds few words (asked first: is there a 257th?), they are read at once
+/// and walked in memory:
 /// ```sql
-/// SELECT "term" FROM searchlight_terms_g<N> WHERE "term" >= ? AND "term" < ? ORDER BY "term" LIMIT 257;
+/// SELECT "term" FROM searchlight_terms_g<N> WHERE "term" >= ? AND "term" < ? ORDER BY "term" LIMIT 1 OFFSET 256;
+/// SELECT "term" FROM searchlight_terms_g<N> WHERE "term" >= ? AND "term" < ? ORDER BY "term" LIMIT 256;
 /// ```
 /// Once a prefix has used up its edits, only the characters that continue the word can follow,
-/// and those are sought directly. Every walk is bounded by ``maximumSeeks``.
+/// and those are sought directly, in order: the word a seek finds also tells which of the next
+/// characters no word continues with. Every walk is bounded by ``maximumSeeks``.
 package struct TermNeighbourhood {
     /// A vocabulary word (or, for a prefix, every word that starts with it) near the word sought.
     package struct Match: Hashable, Sendable {

@@ -71,12 +71,15 @@ struct RawStatement {
         }
     }
 
-    /// Runs the statement (no rows expected) with `values`.
-    func execute(_ values: [RawValue]) throws {
+    /// Runs the statement (no rows expected) with `values`; returns the number of rows it
+    /// changed (for an INSERT, UPDATE or DELETE).
+    @discardableResult
+    func execute(_ values: [RawValue]) throws -> Int {
         try bind(values)
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
+        return Int(sqlite3_changes(sqlite3_db_handle(handle)))
     }
 }
