@@ -117,9 +117,10 @@ struct SearchCommand: ParsableCommand {
                 var hits: [Hit]
                 var explanation: SearchExplanation?
                 var corrections: [SearchCorrection]
+                var correctionBounded: Bool
                 var facets: [SearchFacet]?
                 func encode(to encoder: any Encoder) throws {
-                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, facets }
+                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, correctionBounded, facets }
                     var container = encoder.container(keyedBy: Key.self)
                     try container.encode(total, forKey: .total)
                     try container.encode(countsByEntity, forKey: .countsByEntity)
@@ -129,12 +130,13 @@ struct SearchCommand: ParsableCommand {
                     try container.encode(hits, forKey: .hits)
                     try container.encode(explanation, forKey: .explanation) // null when something matched
                     try container.encode(corrections, forKey: .corrections) // [] when every hit is exact
+                    try container.encode(correctionBounded, forKey: .correctionBounded)
                     try container.encodeIfPresent(facets, forKey: .facets)    // only with --facet
                 }
             }
             print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
                                        truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation,
-                                       corrections: results.corrections, facets: results.facets)))
+                                       corrections: results.corrections, correctionBounded: results.isCorrectionBounded, facets: results.facets)))
         case .jsonl:
             for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)

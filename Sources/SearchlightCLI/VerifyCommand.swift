@@ -64,10 +64,13 @@ struct VerifyCommand: ParsableCommand {
                 print("The index equals the source (token \(found.token)).")
             } else if found.differences == 0 && found.integrityErrors.isEmpty && found.vocabularyDifferences == nil {
                 print("The index is not complete: \(found.notIndexed.count) entities are not indexed (see above).")
-            } else if repair {
-                print("Repaired \(found.differences) differences\(consistent ? "; the index now equals the source" : ", but differences remain").")
             } else {
-                print("The index differs from the source: \(found.differences) differences (run with --repair to fix).")
+                let vocabulary = found.vocabularyDifferences == nil ? "" : " and in its vocabulary"
+                if repair {
+                    print("Repaired \(found.differences) document differences\(vocabulary)\(consistent ? "; the index now equals the source" : ", but differences remain").")
+                } else {
+                    print("The index differs from the source: \(found.differences) document differences\(vocabulary) (run with --repair to fix).")
+                }
             }
         }
         if !consistent { throw ExitCode(1) }

@@ -153,14 +153,14 @@ extension SearchIndex {
         return Ranking(candidates: candidates, expressions: expressions, total: total, ranked: ranked, counts: counts, sortKeys: sortKeys)
     }
 
-    /// Orders candidates: by the sort column if any, then fewer typos, better rank, entity
-    /// name and rowid.
+    /// Orders candidates: fewer typos first (exact matches before typo matches, whatever the
+    /// order), then by the sort column if any, better rank, entity name and rowid.
     static func sort(_ candidates: inout [Candidate], order: SearchOrder) {
         candidates.sort { a, b in
+            if a.typos != b.typos { return a.typos < b.typos }
             if case let .column(_, descending) = order, let first = SearchOrder.precedes(a.sortKey, b.sortKey, descending: descending) {
                 return first
             }
-            if a.typos != b.typos { return a.typos < b.typos }
             if a.score != b.score { return a.score < b.score }
             if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
             return a.rowid < b.rowid
@@ -201,7 +201,7 @@ extension SearchIndex {
         if let typos {
             sql += ", " + typos.sql + " AS searchlight_typos"
             arguments += typos.arguments
-            orderBy = (order == .relevance ? "searchlight_typos, " : "") + orderBy
+            orderBy = "searchlight_typos, " + orderBy
         }
         // FTS5's totals are read only when the count alone would put snippets inline and
         // some of them would fall beyond the page.

@@ -32,7 +32,7 @@ extension SearchIndex {
                     try store.checkInstalled(in: db)
                     throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
                 }
-                guard let (head, typed) = Self.lastWord(of: text), layout.keepsVocabulary else { return [] }
+                guard let (head, typed) = Self.lastWord(of: text, rules: layout.text), layout.keepsVocabulary else { return [] }
                 let tokens = try db.makeTokenizer(FTS5TokenizerDescriptor(components: layout.text.tokenizerArguments))
                     .tokenize(query: layout.text.prepare(typed)).filter { !$0.flags.contains(.colocated) }
                 guard tokens.count == 1, IndexVocabulary.keeps(tokens[0].token) else { return [] }
@@ -80,18 +80,17 @@ extension SearchIndex {
         return rows.map { Completion(word: $0[0], documents: $0[1], typos: typos) }
     }
 
-    /// The text before the last word, and the last word (a run of letters, digits and marks at
-    /// the end of the text, after dropping one trailing `*`); nil when the text ends otherwise.
-    static func lastWord(of text: String) -> (head: String, word: String)? {
+    /// The text before the last word, and the last word (the run of characters at the end of the
+    /// text that the index's tokenizer keeps in a word, its `tokenchars` included, as search
+    /// reads words, after dropping one trailing `*`); nil when the text ends otherwise.
+    static func lastWord(of text: String, rules: IndexedText) -> (head: String, word: String)? {
         var text = Substring(text)
         if text.hasSuffix("*") { text = text.dropLast() }
         let scalars = text.unicodeScalars
         var start = scalars.endIndex
         while start > scalars.startIndex {
             let previous = scalars.index(before: start)
-            let properties = scalars[previous].properties
-            guard properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .nonspacingMark
-                    || properties.generalCategory == .spacingMark else { break }
+            guard rules.keepsInWord(scalars[previous]) else { break }
             start = previous
         }
         guard start < scalars.endIndex else { return nil }

@@ -15,7 +15,8 @@ extension SearchIndex {
     }
 
     /// At most this many corrections of one word are searched for (fewest edits first, then the
-    /// words most documents hold).
+    /// words most documents hold); results say when a word had more
+    /// (``SearchResults/isCorrectionBounded``).
     static let maximumCorrectionsPerWord = 16
 
     /// The corrections of `query`'s words: the words of 5 letters or more (single words, not
@@ -36,7 +37,7 @@ extension SearchIndex {
             for index in parsed.groups[group].indices {
                 let term = parsed.groups[group][index]
                 // (Folding keeps or drops letters, never adds a digit: the raw word tells.)
-                guard term.words.count == 1, Self.mayCorrect(term.words[0], prefix: term.prefix) else { continue }
+                guard term.words.count == 1, !term.isQuoted, Self.mayCorrect(term.words[0], prefix: term.prefix) else { continue }
                 if tokenizer == nil { tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: scope.text.tokenizerArguments)) }
                 // The word as the tokenizer folds it (case, diacritics), as the vocabulary has it.
                 let tokens = try tokenizer!.tokenize(query: term.words[0]).filter { !$0.flags.contains(.colocated) }
@@ -53,8 +54,10 @@ extension SearchIndex {
                 if let known = done[key] {
                     matches = known
                 } else {
-                    let found = try finder!.neighbours(of: word, edits: edits, prefix: term.prefix, length: length).filter { $0.distance > 0 }
-                    isBounded = isBounded || finder!.wasBounded
+                    // Words as the query's: letters only (no digits, no token characters), no CJK.
+                    let found = try finder!.neighbours(of: word, edits: edits, prefix: term.prefix, length: length)
+                        .filter { $0.distance > 0 && TermNeighbourhood.isCorrectable($0.term) }
+                    isBounded = isBounded || finder!.wasBounded || found.count > Self.maximumCorrectionsPerWord
                     var documents: [String: Int] = [:]
                     for match in found { documents[match.term] = try finder!.documents(match.term, prefix: match.isPrefix) }
                     matches = Array(found.sorted { a, b in

@@ -109,6 +109,8 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
             package var prefix = false
             /// The field it is restricted to (lower case), if any.
             package var column: String?
+            /// Written in quotes: a phrase, even of one word, matches exactly (no typo tolerance).
+            package var isQuoted = false
 
             /// Index words it also matches, a few edits away (``TypoTolerance``).
             package var corrections: [TermNeighbourhood.Match] = []
@@ -264,7 +266,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                     if words.isEmpty {
                         if !text[open..<close].allSatisfy(\.isWhitespace) { ignored.append(IndexedText.display(String(text[open..<close]))) }
                     } else {
-                        tokens.append(.term(Term(words: words, negated: negated || pendingColumn?.negated == true, column: pendingColumn?.name)))
+                        tokens.append(.term(Term(words: words, negated: negated || pendingColumn?.negated == true, column: pendingColumn?.name, isQuoted: true)))
                     }
                     negateNext = false
                     pendingColumn = nil

@@ -47,8 +47,10 @@ public struct SearchResults: Hashable, Sendable, Codable {
     /// The query words that matched other words of the index (``TypoTolerance``), when some
     /// matches needed them: empty when every match is exact.
     public var corrections: [SearchCorrection] = []
-    /// The typo corrections of some word stopped at ``TermNeighbourhood``'s bound on work (a
-    /// vocabulary with very many words close to it): words further along were not tried.
+    /// The typo corrections of some word were bounded: its walk of the vocabulary stopped at
+    /// ``TermNeighbourhood``'s bound on work, or it had more close words than are searched for
+    /// (``SearchIndex/maximumCorrectionsPerWord``, the closest and most frequent kept). Some
+    /// words close to the query, and their matches, may be missing.
     public var isCorrectionBounded = false
     /// The counts of the requested facets' values among all the matches, in the order asked
     /// (nil when no facet was asked for).

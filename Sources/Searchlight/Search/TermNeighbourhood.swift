@@ -55,8 +55,9 @@ package struct TermNeighbourhood {
         isCorrectable(word) && word.unicodeScalars.count == 4
     }
 
-    /// Letters only (and their marks), none of them CJK.
-    private static func isCorrectable(_ word: String) -> Bool {
+    /// Letters only (and their marks), none of them CJK: a word typo tolerance corrects, and
+    /// the words it corrects into.
+    package static func isCorrectable(_ word: String) -> Bool {
         word.unicodeScalars.allSatisfy { ($0.properties.isAlphabetic || $0.properties.generalCategory == .nonspacingMark) && !IndexedText.isCJK($0) }
     }
 

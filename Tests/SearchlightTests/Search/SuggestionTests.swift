@@ -46,6 +46,21 @@ import SearchlightTestSupport
         #expect(try f.index.suggest("kerx").isEmpty, "a prefix of 4 letters is not corrected")
     }
 
+    /// Regression (an outsider): with `tokenchars`, suggestions split `e-ma` at the hyphen and
+    /// completed `ma` into `mail-box`, making `e-mail-box`, which search does not find.
+    @Test func theLastWordIsReadAsTheTokenizerReadsIt() throws {
+        let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "unicode61 remove_diacritics 2 tokenchars '-_'")
+        let f = try Fixture(model: model)
+        for (id, title) in ["e-mail snake_case", "snake case", "mail-box"].enumerated() { try f.insertNote(id + 1, title: title) }
+        try f.runIndexer()
+        #expect(try f.index.suggest("e-ma").map(\.text) == ["e-mail"])
+        #expect(try f.index.suggest("snake_c").map(\.text) == ["snake_case"])
+        #expect(try f.index.suggest("my snake c").map(\.text) == ["my snake case"])
+        for suggestion in try f.index.suggest("e-ma") + f.index.suggest("snake_c") {
+            #expect(try f.index.search(suggestion.text, typos: .off).total > 0, "\(suggestion.text) finds something")
+        }
+    }
+
     @Test func textWithNothingToCompleteHasNoSuggestions() throws {
         let f = try Self.fixture()
         #expect(try f.index.suggest("kernel ").isEmpty)

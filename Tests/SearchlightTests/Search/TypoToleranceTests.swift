@@ -68,6 +68,42 @@ import SearchlightTestSupport
         #expect(try f.ids("pn1c", typos: .on) == [], "a digit")
     }
 
+    /// Regression (an outsider): `kern` matched `kern1`, a word with a digit.
+    @Test func wordsAreCorrectedIntoWordsOfLettersOnly() throws {
+        let f = try Self.fixture([(1, "kern1", "panic2"), (2, "e_mail", "")])
+        #expect(try f.ids("kern", typos: .on) == [])
+        #expect(try f.ids("panik", typos: .on) == [])
+        #expect(try f.ids("panic", typos: .on) == [])
+        let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "unicode61 remove_diacritics 2 tokenchars '_'")
+        let t = try Fixture(model: model)
+        try t.insertNote(1, title: "e_mail")
+        try t.runIndexer()
+        #expect(try t.ids("email", typos: .on) == [], "a word with a token character is a code, matched exactly both ways")
+        #expect(try t.ids("e_mial", typos: .on) == [])
+    }
+
+    /// Regression (an outsider): a word with more close words than are searched for lost the
+    /// matches of the rest without saying so.
+    @Test func aWordWithMoreCloseWordsThanAreSearchedForSaysSo() throws {
+        let words = "bcdfghjklmnopqrstvwxy".map { "\($0)anic" }
+        let f = try Self.fixture(words.enumerated().map { ($0.offset + 1, $0.element, "") })
+        let results = try f.index.search("aanic", limit: nil)
+        #expect(words.count > SearchIndex.maximumCorrectionsPerWord)
+        #expect(results.total == SearchIndex.maximumCorrectionsPerWord)
+        #expect(results.isCorrectionBounded)
+        #expect(try !f.index.search("banix", limit: nil).isCorrectionBounded, "a word with few close words")
+    }
+
+    /// Regression (an outsider): sorted by a column, a typo match came before an exact one.
+    @Test func exactMatchesComeFirstInAnyOrder() throws {
+        let f = try Self.fixture([(1, "panic", ""), (2, "kernel", ""), (3, "panic kernel", "")])
+        for order in [SearchOrder.column("id", descending: true), .column("id", descending: false), .relevance] {
+            let results = try f.index.search("panic OR kernl", entities: ["Note"], order: order)
+            #expect(results.hits.map(\.typos) == [0, 0, 1], "\(order)")
+            #expect(results.hits.last?.objectID == .integer(2), "\(order)")
+        }
+    }
+
     @Test func exactMatchesRankAboveTypoMatchesAndFewerTyposAboveMore() throws {
         // The typo matches' titles would win on bm25 alone (short, weighted titles).
         let f = try Self.fixture([
@@ -108,6 +144,10 @@ import SearchlightTestSupport
     @Test func phrasesAndExclusionsMatchExactly() throws {
         let f = try Self.fixture([(1, "kernel panic", ""), (2, "kernel", "panic attack")])
         #expect(try f.ids("\"kernal panic\"", typos: .on) == [])
+        // Regression (an outsider): a quoted single word was corrected.
+        #expect(try f.ids("\"kernal\"", typos: .on) == [])
+        #expect(try f.ids("title:\"pnaic\"", typos: .on) == [])
+        #expect(try f.ids("\"kernl", asYouType: true, typos: .on) == [])
         #expect(Set(try f.ids("kernel -pnaic", typos: .on)) == [.integer(1), .integer(2)], "an exclusion is never corrected")
     }
 
