@@ -115,8 +115,7 @@ package struct IndexWriter {
 
     /// The text the index holds for `rowid` (nil if none).
     private func storedText(_ rowid: Int64, _ sql: SQLText, _ db: Database) throws -> [String]? {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql.selectText), arguments: [rowid]) else { return nil }
-        return (0..<row.count).map { (row[$0] as String?) ?? "" }
+        try RawStatement(sql.selectText, db).firstRowText([.integer(rowid)])
     }
 
     /// A text statement's arguments, built in one array: GRDB's sequence initializer maps

@@ -71,6 +71,21 @@ struct RawStatement {
         }
     }
 
+    /// Runs the statement with `values` and returns its first row's columns as text (NULL as
+    /// the empty string), nil when it has no row.
+    func firstRowText(_ values: [RawValue]) throws -> [String]? {
+        try bind(values)
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else { throw error(code) }
+        return (0..<sqlite3_column_count(handle)).map { column in
+            guard let text = sqlite3_column_text(handle, column) else { return "" }
+            return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
+        }
+    }
+
     /// Runs the statement (no rows expected) with `values`; returns the number of rows it
     /// changed (for an INSERT, UPDATE or DELETE).
     @discardableResult
