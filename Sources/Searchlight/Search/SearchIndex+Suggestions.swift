@@ -46,7 +46,9 @@ extension SearchIndex {
                     var edits = 1
                     while edits <= allowed {
                         found = []
-                        for match in try finder.neighbours(of: prefix, edits: edits, prefix: true) where match.distance > 0 {
+                        // As search corrects: into words of letters only.
+                        for match in try finder.neighbours(of: prefix, edits: edits, prefix: true)
+                        where match.distance > 0 && TermNeighbourhood.isCorrectable(match.term) {
                             found += try Self.completions(of: match.term, typos: match.distance, in: schema.termTable, limit: limit, db)
                         }
                         found.sort { a, b in
@@ -72,12 +74,21 @@ extension SearchIndex {
         var typos: Int
     }
 
+    /// The `limit` words that start with `prefix`, by documents; for a correction (`typos` > 0)
+    /// only words of letters (``TermNeighbourhood/isCorrectable(_:)``), as search corrects.
+    /// (A count that is no integer, in a damaged vocabulary, reads as 0: `verify` reports it.)
     private static func completions(of prefix: String, typos: Int, in table: String, limit: Int, _ db: Database) throws -> [Completion] {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT "term", "documents" FROM \(SQLQuoting.identifier(table))
-            WHERE "term" >= ? AND "term" < ? ORDER BY "documents" DESC, "term" LIMIT ?
-            """), arguments: [prefix, prefix + "\u{10FFFF}", limit])
-        return rows.map { Completion(word: $0[0], documents: $0[1], typos: typos) }
+            WHERE "term" >= ? AND "term" < ? ORDER BY "documents" DESC, "term"
+            """ + (typos == 0 ? " LIMIT ?" : "")), arguments: [prefix, prefix + "\u{10FFFF}"] + (typos == 0 ? [limit] : []))
+        var completions: [Completion] = []
+        while completions.count < limit, let row = try rows.next() {
+            let word = (row[0] as String?) ?? ""
+            if typos > 0, !TermNeighbourhood.isCorrectable(word) { continue }
+            completions.append(Completion(word: word, documents: Int.fromDatabaseValue(row[1]) ?? 0, typos: typos))
+        }
+        return completions
     }
 
     /// The text before the last word, and the last word (the run of characters at the end of the

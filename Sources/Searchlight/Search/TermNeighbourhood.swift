@@ -40,10 +40,10 @@ package struct TermNeighbourhood {
     /// words, for words longer than any the vocabulary keeps, and for words with a digit or a character that is no letter (codes, versions,
     /// identifiers) or a CJK character (a one-character edit makes another word).
     package static func allowedEdits(_ word: String) -> Int {
-        guard isCorrectable(word) else { return 0 }
+        // A word longer than the vocabulary keeps (``IndexVocabulary/maximumTermBytes``): whether
+        // the index holds it cannot be known there, so it is never taken for a typo.
+        guard isCorrectable(word), word.utf8.count <= IndexVocabulary.maximumTermBytes else { return 0 }
         let count = word.unicodeScalars.count
-        // No word of the vocabulary is longer than its bytes (``IndexVocabulary/maximumTermBytes``).
-        if count > IndexVocabulary.maximumTermBytes + 2 { return 0 }
         return count >= 9 ? 2 : count >= 5 ? 1 : 0
     }
 

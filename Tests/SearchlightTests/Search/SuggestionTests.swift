@@ -61,6 +61,26 @@ import SearchlightTestSupport
         }
     }
 
+    /// Regression (an outsider): a mistyped prefix was completed into words with digits or
+    /// token characters, which search never corrects into.
+    @Test func aMistypedPrefixIsCompletedIntoWordsOfLettersOnly() throws {
+        let model = try SearchlightModel(entities: TestDatabase.notesModel.entities, tokenizer: "unicode61 remove_diacritics 2 tokenchars '_'")
+        let f = try Fixture(model: model)
+        for (id, title) in ["_hello", "hell0", "hellish"].enumerated() { try f.insertNote(id + 1, title: title) }
+        try f.runIndexer()
+        #expect(try f.index.suggest("hellp").map(\.word) == ["hellish"])
+        #expect(try f.index.suggest("hell").map(\.word).sorted() == ["hell0", "hellish"], "exact completions are any words")
+    }
+
+    /// Regression (an outsider): a count that is no integer, in a damaged vocabulary, crashed.
+    @Test func aDamagedCountIsNoCrash() throws {
+        let f = try Self.fixture()
+        try f.db.shell("UPDATE searchlight_terms_g1 SET documents = 'abc' WHERE term = 'kernel'; UPDATE searchlight_terms_g1 SET documents = 1e300 WHERE term = 'kernels';")
+        let suggestions = try f.index.suggest("kern")
+        #expect(Set(suggestions.map(\.word)) == ["kernel", "kernels", "kernighan", "kerning"])
+        #expect(try f.indexer.verify().vocabularyDifferences != nil)
+    }
+
     @Test func textWithNothingToCompleteHasNoSuggestions() throws {
         let f = try Self.fixture()
         #expect(try f.index.suggest("kernel ").isEmpty)
