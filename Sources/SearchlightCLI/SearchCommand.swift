@@ -191,7 +191,7 @@ struct SearchCommand: ParsableCommand {
             notes.append("Searched the first \(SearchQuery.maximumTerms) terms: \(results.droppedTerms) more were left out.")
         }
         if results.isCorrectionBounded {
-            notes.append("Typo corrections stopped at their bound on work: some words close to the query may be missing.")
+            notes.append("Typo corrections were bounded (a word had more close words than are searched, or its walk of the vocabulary stopped at its bound on work): some words close to the query, and their matches, may be missing.")
         }
         if results.isTruncated {
             notes.append("Stopped after \(results.hits.count) hits: --offset \(offset + results.hits.count) shows more.")

@@ -143,14 +143,24 @@ extension IndexVocabulary {
         var expected = try counted(schema: schema, layout: layout, db)
         var examples: [String] = []
         var differences = 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT \"term\", \"documents\" FROM \(SQLQuoting.identifier(schema.termTable))")
+        let table = SQLQuoting.identifier(schema.termTable)
+        // A word that is no text, or holds a NUL, is no word of the index (it would read back
+        // as one through a C string): each is a difference.
+        let malformed = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE typeof(\"term\") <> 'text' OR instr(CAST(\"term\" AS BLOB), x'00') > 0") ?? 0
+        if malformed > 0 {
+            differences += malformed
+            examples.append("\(malformed) stored \(malformed == 1 ? "word is" : "words are") no text or \(malformed == 1 ? "holds" : "hold") a NUL")
+        }
+        let rows = try Row.fetchCursor(db, sql: "SELECT \"term\", \"documents\" FROM \(table) WHERE typeof(\"term\") = 'text' AND instr(CAST(\"term\" AS BLOB), x'00') = 0")
         while let row = try rows.next() {
             let term: String = row[0]
-            let stored: Int = row[1]
+            // (A count that is no integer is a difference too.)
+            let value: DatabaseValue = row[1]
+            let stored: Int64? = if case let .int64(integer) = value.storage { integer } else { nil }
             let count = expected.removeValue(forKey: term) ?? 0
-            if count == stored { continue }
+            if stored == Int64(count) { continue }
             differences += 1
-            if examples.count < 3 { examples.append("\(term.debugDescription) \(stored) (the text: \(count))") }
+            if examples.count < 3 { examples.append("\(term.debugDescription) \(stored.map(String.init) ?? value.description) (the text: \(count))") }
         }
         for (term, count) in expected.sorted(by: { $0.key < $1.key }) where examples.count < 3 {
             examples.append("\(term.debugDescription) 0 (the text: \(count))")

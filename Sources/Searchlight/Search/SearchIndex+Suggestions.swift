@@ -38,7 +38,10 @@ extension SearchIndex {
                 guard tokens.count == 1, IndexVocabulary.keeps(tokens[0].token) else { return [] }
                 let prefix = tokens[0].token
                 var found = try Self.completions(of: prefix, typos: 0, in: schema.termTable, limit: limit, db)
-                if found.isEmpty, typos == .on {
+                // Quoted text matches exactly, in search as here: a last word after an odd number
+                // of quotes is inside one.
+                let isQuoted = head.reduce(0) { $0 + ($1 == "\"" ? 1 : 0) } % 2 == 1
+                if found.isEmpty, typos == .on, !isQuoted {
                     var finder = try TermNeighbourhood(table: schema.termTable, db)
                     // One edit first: completions come fewest typos first, so when one edit
                     // gives `limit` of them, none two edits away could make the list.

@@ -129,6 +129,26 @@ extension IndexVocabularyTests {
         #expect(repair.repaired && repair.isConsistent)
         #expect(try Self.stored(f.store) == ["kernel": 2, "panic": 1])
     }
+
+    /// Regression (an outsider): words stored as BLOBs or with a NUL read back as the right
+    /// words, so verify passed while typo tolerance no longer found them; a count that is no
+    /// integer is a difference too.
+    @Test func verifyFindsWordsThatAreNoTextAndCountsThatAreNoIntegers() throws {
+        for damage in ["UPDATE searchlight_terms_g1 SET term = CAST(term AS BLOB)",
+                       "UPDATE searchlight_terms_g1 SET term = 'kernel' || char(0) WHERE term = 'kernel'",
+                       "UPDATE searchlight_terms_g1 SET documents = 'abc' WHERE term = 'kernel'",
+                       "UPDATE searchlight_terms_g1 SET documents = 2.5 WHERE term = 'kernel'"] {
+            let f = try Fixture()
+            try f.insertNote(1, title: "kernel panic")
+            try f.insertNote(2, title: "kernel")
+            try f.runIndexer()
+            try f.db.shell(damage + ";")
+            let report = try f.indexer.verify()
+            #expect(report.vocabularyDifferences != nil && !report.isConsistent, "\(damage)")
+            #expect(try f.indexer.repair().isConsistent, "\(damage)")
+            #expect(try f.index.search("kernal").total == 2, "\(damage)")
+        }
+    }
 }
 
 extension IndexVocabularyTests {

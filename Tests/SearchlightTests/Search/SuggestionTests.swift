@@ -43,6 +43,12 @@ import SearchlightTestSupport
         #expect(suggestions.first?.word == "kernel")
         #expect(suggestions.allSatisfy { $0.typos == 1 })
         #expect(try f.index.suggest("kernl", typos: .off).isEmpty)
+        // Regression (an outsider): quoted text matches exactly, in suggestions as in search.
+        for quoted in ["\"kernl", "title:\"kernl", "\"linux kernl", "\"panic\" \"kernl"] {
+            #expect(try f.index.suggest(quoted).isEmpty, "\(quoted)")
+        }
+        #expect(try f.index.suggest("\"kern").first?.word == "kernel", "an exact completion inside quotes")
+        #expect(try f.index.suggest("\"panic\" kernl").first?.word == "kernel", "after a closed quote")
         #expect(try f.index.suggest("kerx").isEmpty, "a prefix of 4 letters is not corrected")
     }
 
