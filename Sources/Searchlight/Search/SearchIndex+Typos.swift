@@ -34,6 +34,9 @@ extension SearchIndex {
         var isBounded = false
         var done: [String: [TermNeighbourhood.Match]] = [:]
         for group in parsed.groups.indices {
+            // When the exact query matched, a group of one term matched in some document: its
+            // word is in the index, nothing to check (only a word beside an OR may be missing).
+            if exactTotal > 0, parsed.groups[group].count == 1 { continue }
             for index in parsed.groups[group].indices {
                 let term = parsed.groups[group][index]
                 // (Folding keeps or drops letters, never adds a digit: the raw word tells.)
@@ -45,8 +48,9 @@ extension SearchIndex {
                 let word = tokens[0].token
                 guard Self.mayCorrect(word, prefix: term.prefix) else { continue }
                 // A word of 4 letters only ever gains one (``TermNeighbourhood/mayHaveLostALetter(_:)``).
-                let edits = max(TermNeighbourhood.allowedEdits(word), 1)
-                let length = TermNeighbourhood.allowedEdits(word) == 0 ? word.unicodeScalars.count + 1 : nil
+                let allowed = TermNeighbourhood.allowedEdits(word)
+                let edits = max(allowed, 1)
+                let length = allowed == 0 ? word.unicodeScalars.count + 1 : nil
                 if finder == nil { finder = try TermNeighbourhood(table: scope.schema.termTable, db) }
                 if exactTotal > 0, try finder!.contains(word, prefix: term.prefix) { continue }
                 let key = (term.prefix ? "*" : "") + word
