@@ -24,7 +24,9 @@ package enum Output {
     package static let commandName = URL(fileURLWithPath: CommandLine.arguments.first ?? "searchlight").lastPathComponent
 
     package static func error(_ message: String) {
-        let line = message.replacingOccurrences(of: "\n", with: " ")
+        // The libraries escape the user text they quote; this keeps every message on one line
+        // and unable to rewrite the terminal whatever it holds (escapes, `\r`, `\v`, separators).
+        let line = UserText.oneLine(message)
         FileHandle.standardError.write(Data("\(commandName): error: \(line)\n".utf8))
     }
 

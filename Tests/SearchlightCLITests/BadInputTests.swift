@@ -42,15 +42,25 @@ import SearchlightTestSupport
         }
     }
 
-    @Test func randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI() async throws {
+    /// Random bytes, invalid UTF-8 and terminal escapes as queries, plain and raw: the default
+    /// mode never fails, raw syntax may be refused with one line that quotes the query escaped
+    /// (no `\r`, `\v`, `ESC`, C1 control or line separator reaches the terminal). A fixed set of
+    /// seeds (``testSeeds(_:count:)``); `SEARCHLIGHT_RANDOM_SEEDS=K` tries K more.
+    static let seeds = testSeeds("randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI", count: 3)
+
+    @Test(arguments: seeds)
+    func randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI(seed: UInt64) async throws {
         let (db, model) = try CLI.workspace()
         try await CLI.run(["init", "--db", db.path, "--model", model])
-        let (seed, random) = seededGenerator("randomBytesAndInvalidUTF8QueriesNeverCrashTheCLI")
-        var generator = random
-        // Queries as raw bytes through the shell: invalid UTF-8, controls, FTS5 operators, length.
+        var generator = SplitMix(seed: seed)
+        // Queries as raw bytes through the shell (printf escapes): invalid UTF-8, controls,
+        // terminal escapes, FTS5 operators, length.
         var queries: [String] = [#"\377\376"#, #"\300\200"#, #"\355\240\200"#, #"kern\377el"#, #"\"\"\"\\"#, #"\001\002\033[31m"#,
-                                 String(repeating: "OR AND NOT ( ) * ^ : ", count: 2_000), String(repeating: "x", count: 100_000)]
-        for _ in 0..<24 {
+                                 #"\033[31mRED ^ \r\033[2Kgone"#, #"a ^ \013b\034c\035d\036"#, #"x ^ \302\205y\342\200\250z\342\200\256"#]
+        if seed == Self.seeds.first {
+            queries += [String(repeating: "OR AND NOT ( ) * ^ : ", count: 2_000), String(repeating: "x", count: 100_000)]
+        }
+        for _ in 0..<10 {
             queries.append((0..<Int.random(in: 1...40, using: &generator)).map { _ in
                 String(format: "\\%03o", Int.random(in: 1...255, using: &generator))
             }.joined())
@@ -60,12 +70,35 @@ import SearchlightTestSupport
                 let script = "exec \"$0\" search --db \"$1\" \(raw ? "--raw " : "")\"$(printf \"$2\")\""
                 let result = try await CLI.finish(CLI.start(["-c", script, CLI.binary.path, db.path, query], executable: URL(fileURLWithPath: "/bin/sh")))
                 if raw {
-                    // Raw syntax may be refused, cleanly.
-                    #expect(result.status == 0 || (result.status == 1 && result.stderrLines.count == 1), "\(query.prefix(40)): \(result.status) \(result.stderr.prefix(200)) (seed \(seed))")
+                    // Raw syntax may be refused, cleanly: one line, nothing that moves the cursor.
+                    #expect(result.status == 0 || (result.status == 1 && Self.isOneSafeLine(result.stderr)),
+                            "\(query.prefix(40)): \(result.status) \(result.stderr.prefix(200).debugDescription) (seed \(seed))")
                 } else {
                     #expect(result.status == 0, "the default mode never fails: \(query.prefix(40)) → \(result.stderr.prefix(200)) (seed \(seed))")
                 }
             }
+        }
+    }
+
+    /// One line ending in `\n`, with no control character (C0, DEL, C1) and no line or
+    /// paragraph separator before it.
+    static func isOneSafeLine(_ text: String) -> Bool {
+        guard text.hasSuffix("\n") else { return false }
+        return text.unicodeScalars.dropLast().allSatisfy { scalar in
+            !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}")
+        }
+    }
+
+    /// Errors that quote user text print it escaped: a raw query and an entity name holding a
+    /// carriage return and a terminal escape.
+    @Test func errorsQuotingUserTextPrintItEscaped() async throws {
+        let (db, model) = try CLI.workspace()
+        try await CLI.run(["init", "--db", db.path, "--model", model])
+        for arguments in [["search", "--raw", "kern ^ \r\u{1b}[2Kgone"], ["search", "kernel", "--entity", "No\rte\u{1b}[2K"]] {
+            let result = try await CLI.run([arguments[0], "--db", db.path] + arguments.dropFirst())
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(Self.isOneSafeLine(result.stderr), "\(result.stderr.debugDescription)")
+            #expect(result.stderr.contains(#"\r"#) && result.stderr.contains(#"\u{1b}[2K"#), "\(result.stderr.debugDescription)")
         }
     }
 }

@@ -106,25 +106,8 @@ public indirect enum SearchFilter: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// User text as an error message shows it, on one line: control characters escaped
-    /// (`\n`, `\u{0}`), and at most 40 characters.
-    static func shown(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars.prefix(40) {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            default:
-                if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .lineSeparator
-                    || scalar.properties.generalCategory == .paragraphSeparator {
-                    result += "\\u{" + String(scalar.value, radix: 16) + "}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return text.unicodeScalars.count > 40 ? result + "…" : result
-    }
+    /// (`\n`, `\u{0}`), and at most 40 characters (``UserText/shown(_:limit:)``).
+    static func shown(_ text: String) -> String { UserText.shown(text) }
 
     /// Checks the bounds (terms, values, depth) and that every `IN` has a value. Depth counts
     /// each `NOT` and each change between `AND` and `OR` (a chain of ANDs is one level).

@@ -135,9 +135,18 @@ public final class SearchIndex: Sendable {
                 try run(query, entities: entities, limit: limit, offset: offset, order: order, typos: typos, refinements: refinements, db)
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
-            // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors.
-            let reason = error.message ?? "\(error)"
-            throw SearchlightError(.invalidQuery, "invalid query \"\(query.isRaw ? query.text : query.expression)\": \(reason)", underlyingError: error)
+            // A table of ours that is gone (an uninstall, here or in another process) is no
+            // fault of the query: say that Searchlight is not installed.
+            do {
+                try store.databaseWriter.read { db in try store.checkInstalled(in: db) }
+            } catch let notInstalled as SearchlightError where notInstalled.code == .notInstalled {
+                throw notInstalled
+            } catch {}
+            // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors; both the
+            // query and SQLite's reason (which quotes the query) are user text.
+            let reason = UserText.shown(error.message ?? "\(error)", limit: 200)
+            throw SearchlightError(.invalidQuery, "invalid query \"\(UserText.shown(query.isRaw ? query.text : query.expression, limit: 80))\": \(reason)",
+                                   underlyingError: error)
         } catch {
             throw SearchlightError(wrapping: error, doing: "search failed")
         }
@@ -153,7 +162,7 @@ public final class SearchIndex: Sendable {
         if let limit, limit < 0 { throw SearchlightError(.invalidArgument, "invalid limit \(limit): it must not be negative") }
         if offset < 0 { throw SearchlightError(.invalidArgument, "invalid offset \(offset): it must not be negative") }
         if let unknown = entities?.sorted().first(where: { store.model.entity(named: $0) == nil }) {
-            throw SearchlightError(.unknownEntity, "unknown entity \"\(unknown)\" (the model declares: \(store.model.entities.map(\.name).joined(separator: ", ")))")
+            throw SearchlightError(.unknownEntity, "unknown entity \"\(UserText.shown(unknown))\" (the model declares: \(store.model.entities.map(\.name).joined(separator: ", ")))")
         }
     }
 

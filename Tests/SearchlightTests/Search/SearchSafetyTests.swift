@@ -13,8 +13,7 @@ import SearchlightTestSupport
         try f.insertNote(2, title: "Kernel panic", body: "The system halted.", tags: "hacker")
         try f.store.write(author: "app") { db in try db.execute(sql: "INSERT INTO people(uuid, name) VALUES ('p1', '李小龍')") }
         try f.runIndexer()
-        let seed = UInt64(ProcessInfo.processInfo.environment["SEARCHLIGHT_SEED"] ?? "") ?? UInt64.random(in: 1...1_000_000)
-        print("SearchSafetyTests: seed \(seed) (SEARCHLIGHT_SEED replays it)")
+        let (seed, _) = seededGenerator("SearchSafetyTests")
         var random = SplitMix(seed: seed)
         let pieces: [String] = ["数", "据", "库", "データ", "엔진", "을", "Core", "Data", "kernel", "ＡＢＣ", "ﬁ", "ß", "é", "e\u{301}",
                                 "ｶﾞ", "。", "、", "，", "・", "\u{1F}", "\u{10FFFD}", "\u{E000}", "\u{0}", "\u{200B}", "😀", "™", "①",
@@ -31,5 +30,21 @@ import SearchlightTestSupport
                 #expect(!hit.snippet.unicodeScalars.contains { $0 == IndexedText.separator || $0 == IndexedText.breakToken }, "\(hit.snippet)")
             }
         }
+    }
+
+    /// Errors that quote user text escape it, for an embedder that prints or logs the message:
+    /// a raw query and an entity name holding a carriage return and a terminal escape.
+    @Test func errorsQuotingUserTextEscapeIt() throws {
+        let f = try Fixture()
+        try f.insertNote(1, title: "Kernel panic", body: "The system halted.", tags: "os")
+        try f.runIndexer()
+        let raw = #expect(throws: SearchlightError.self) { try f.index.search(SearchQuery(raw: "kern ^ \r\u{1b}[2Kgone\u{2028}")) }
+        let entity = #expect(throws: SearchlightError.self) { try f.index.search("kernel", entities: ["No\u{0B}te\u{1b}[2K"]) }
+        for error in [raw, entity] {
+            let message = error?.message ?? ""
+            #expect(!message.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" }, "\(message.debugDescription)")
+            #expect(message.contains(#"\u{1b}[2K"#), "\(message.debugDescription)")
+        }
+        #expect(raw?.code == .invalidQuery && entity?.code == .unknownEntity)
     }
 }
