@@ -2,6 +2,7 @@ import Foundation
 import Searchlight
 import SearchlightEvaluation
 import SearchlightHistory
+import SearchlightTestSupport
 @testable import SearchlightPostgres
 import Testing
 
@@ -41,8 +42,7 @@ struct PostgresCJKRecallTests {
     func cjkSearchOnPostgreSQLMeetsRecallAndPrecisionTargets(corpus: String) async throws {
         try #require(FileManager.default.fileExists(atPath: SharedCorpora.directory.appendingPathComponent(corpus).path),
                      "the shared corpora are missing: \(SharedCorpora.directory.path)")
-        let seed = UInt64(ProcessInfo.processInfo.environment["SEARCHLIGHT_SEED"] ?? "") ?? UInt64.random(in: 1...1_000_000)
-        print("PostgresCJKRecallTests \(corpus): seed \(seed) (SEARCHLIGHT_SEED replays it)")
+        let (seed, _) = seededGenerator("PostgresCJKRecallTests \(corpus)")
         let documents = try Self.sample(corpus)
         let perKind = Int(ProcessInfo.processInfo.environment["SEARCHLIGHT_RECALL_QUERIES"] ?? "") ?? 40
         let queries = RecallEvaluation.queries(documents, perCategory: perKind, seed: seed)

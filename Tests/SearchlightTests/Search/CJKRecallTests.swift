@@ -51,8 +51,7 @@ struct CJKRecallTests {
     func cjkSearchMeetsRecallAndPrecisionTargetsOnRealManPages(corpus: String) throws {
         try #require(FileManager.default.fileExists(atPath: Self.corpora.appendingPathComponent(corpus).path),
                      "the shared corpora are missing: \(Self.corpora.path)")
-        let seed = UInt64(ProcessInfo.processInfo.environment["SEARCHLIGHT_SEED"] ?? "") ?? UInt64.random(in: 1...1_000_000)
-        print("CJKRecallTests \(corpus): seed \(seed) (SEARCHLIGHT_SEED replays it)")
+        let (seed, _) = seededGenerator("CJKRecallTests \(corpus)")
         let documents = try Self.sample(corpus)
         let perKind = Int(ProcessInfo.processInfo.environment["SEARCHLIGHT_RECALL_QUERIES"] ?? "") ?? 40
         let queries = RecallEvaluation.queries(documents, perCategory: perKind, seed: seed)
