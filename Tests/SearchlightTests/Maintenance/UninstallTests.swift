@@ -143,6 +143,25 @@ import SearchlightTestSupport
         #expect(try db.dump() == reference.dump())
     }
 
+    /// A search index that already searched, then another connection (as another process would)
+    /// uninstalls: its next search says `notInstalled`, not that the user's query is bad, for
+    /// plain and raw queries alike.
+    @Test func aSearchAfterAnotherConnectionUninstalledSaysNotInstalled() throws {
+        let db = try TestDatabase()
+        try db.shell(Self.seed)
+        let store = try db.openStore()
+        try Indexer(store: store).indexPendingChanges()
+        let index = SearchIndex(store: store)
+        #expect(try index.search("kernel").hits.count == 1)
+
+        try Indexer.uninstall(from: HistoryStore(path: db.path))
+        for query in [SearchQuery(userText: "kernel")!, try SearchQuery(raw: "kernel")] {
+            let error = #expect(throws: SearchlightError.self) { try index.search(query) }
+            #expect(error?.code == .notInstalled, "\(error?.message ?? "-")")
+            #expect(error?.message.contains("uninstalled") == true, "\(error?.message ?? "-")")
+        }
+    }
+
     /// An uninstall between two chunks of a rebuild: the next chunk stops with `notInstalled`
     /// and creates nothing (the rebuild's tables and lease are gone with the rest).
     @Test func aRebuildUnderWayStopsAtItsNextChunkAfterAnUninstall() throws {
