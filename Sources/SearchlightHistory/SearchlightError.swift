@@ -57,6 +57,8 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
         public static let indexNotBuilt = Code(rawValue: "index-not-built")
         /// The task was cancelled; work committed before the cancellation stays committed.
         public static let cancelled = Code(rawValue: "cancelled")
+        /// A bounded wait ended before what it waited for happened (the work goes on).
+        public static let timedOut = Code(rawValue: "timed-out")
         /// A closure you passed (the body of a write or of a consumer) threw; its error is
         /// the ``SearchlightError/underlyingError``, and the transaction was rolled back.
         public static let bodyFailed = Code(rawValue: "body-failed")
@@ -142,10 +144,12 @@ extension SearchlightError {
     public static let historyExpired = Code.historyExpired
     public static let invalidToken = Code.invalidToken
     public static let invalidArgument = Code.invalidArgument
+    public static let invalidFilter = Code.invalidFilter
     public static let unknownEntity = Code.unknownEntity
     public static let invalidQuery = Code.invalidQuery
     public static let indexNotBuilt = Code.indexNotBuilt
     public static let cancelled = Code.cancelled
+    public static let timedOut = Code.timedOut
     public static let bodyFailed = Code.bodyFailed
     public static let databaseReplaced = Code.databaseReplaced
     public static let databaseError = Code.databaseError

@@ -26,16 +26,20 @@ import Foundation
 ///
 /// Initializers validate what can be checked without a database (duplicates, empty names,
 /// weights). Tables and columns are checked against the database when a ``HistoryStore`` opens.
+///
+/// A model value is always valid: its initializers check it, and its properties are read-only
+/// (make another model to change one), so that a problem is told where the model is made, not
+/// later at install.
 public struct SearchlightModel: Codable, Hashable, Sendable {
     /// The tracked entities. Entity names and tables are unique.
-    public var entities: [SearchlightModel.Entity]
+    public internal(set) var entities: [SearchlightModel.Entity]
     /// The FTS5 tokenizer specification used by the index (e.g. `unicode61 remove_diacritics 2`).
-    public var tokenizer: String
+    public internal(set) var tokenizer: String
     /// History retention settings.
-    public var history: HistoryOptions
+    public internal(set) var history: HistoryOptions
     /// Whether traditional Chinese characters match their simplified forms (and the other way
     /// round): documents and queries are folded to simplified characters. Off by default.
-    public var foldChineseVariants = false
+    public internal(set) var foldChineseVariants = false
 
     public static let defaultTokenizer = "unicode61 remove_diacritics 2"
 

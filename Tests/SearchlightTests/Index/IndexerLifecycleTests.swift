@@ -3,7 +3,7 @@ import Synchronization
 import GRDB
 import Testing
 @testable import Searchlight
-import SearchlightHistory
+@testable import SearchlightHistory
 import SearchlightTestSupport
 
 /// start, stop, waiting, and models installed while the indexer runs.
@@ -13,6 +13,69 @@ import SearchlightTestSupport
             (try IndexState.get(db, .generation, as: Int.self), try IndexState.get(db, .rebuildEntity, as: Int.self),
              try IndexState.get(db, .rebuildAfter, as: Int64.self), try IndexState.get(db, .rebuildOwner, as: String.self))
         }
+    }
+
+    /// `run()` follows until its task is cancelled, then stops and returns: an app's shutdown
+    /// cancels the task and awaits it, and nothing hangs.
+    @Test func runFollowsUntilItsTaskIsCancelled() async throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        let indexer = try Indexer(store: store)
+        let updates = indexer.updates()
+        let following = Task { try await indexer.run() }
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'followed by run');")
+        try await withTimeout(120) {
+            for await update in updates where try indexer.indexedToken() >= store.currentToken() { _ = update; return }
+        }
+        #expect(try SearchIndex(store: store).search("followed").hits.count == 1)
+        #expect(indexer.isIndexing)
+        following.cancel()
+        try await withTimeout(120) { try await following.value }
+        #expect(!indexer.isIndexing, "run() stopped the indexer on cancellation")
+    }
+
+    /// Cancelling a task that waits in `waitUntilFollowingEnds()` ends the wait (it used to
+    /// hang an app at shutdown); the indexer goes on following until stopped.
+    @Test func cancellingAWaitForFollowingToEndEndsTheWait() async throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        let indexer = try Indexer(store: store)
+        indexer.start()
+        let waiting = Task { () async -> SearchlightError? in
+            do throws(SearchlightError) { try await indexer.waitUntilFollowingEnds(); return nil } catch { return error }
+        }
+        waiting.cancel()
+        let error = try await withTimeout(120) { await waiting.value }
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+        #expect(indexer.isIndexing)
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'still followed');")
+        try await indexer.waitUntilCaughtUp(timeout: .seconds(120))
+        #expect(try SearchIndex(store: store).search("followed").hits.count == 1)
+        await indexer.stop()
+    }
+
+    /// A bounded wait for an indexer that cannot catch up (another connection holds the write
+    /// lock) ends with `timedOut`, and the indexer catches up once the lock goes.
+    @Test func aBoundedWaitEndsWithTimedOut() async throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        let indexer = try Indexer(store: store)
+        try indexer.indexPendingChanges()
+        indexer.start()
+        defer { Task { await indexer.stop() } }
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'late');")
+        // Another connection holds the write lock: the indexer's batch waits (and retries).
+        let blocker = try DatabaseQueue(path: db.path)
+        let locked = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        Thread {
+            try? blocker.inTransaction(.immediate) { _ in locked.signal(); release.wait(); return .rollback }
+        }.start()
+        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { locked.wait(); c.resume() } } }
+        let error = await #expect(throws: SearchlightError.self) { try await indexer.waitUntilCaughtUp(timeout: .milliseconds(200)) }
+        #expect(error?.code == .timedOut, "\(error?.message ?? "-")")
+        release.signal()
+        try await indexer.waitUntilCaughtUp(timeout: .seconds(120))
+        #expect(try SearchIndex(store: store).search("late").hits.count == 1)
     }
 
     @Test func stopMidRebuildReturnsAfterTheChunkInFlightAndTheNextRunResumes() async throws {
@@ -45,7 +108,13 @@ import SearchlightTestSupport
         #expect(stopped.owner == nil, "the lease is released on stop")
         #expect(stopped.after == 1_100, "the chunk in flight committed, and nothing after it")
         // Another indexer (another process, say) resumes: it copies only what was left.
-        let summary = try Indexer(store: store).indexPendingChanges()
+        let log = CapturedLog()
+        var resuming = Indexer.Configuration()
+        resuming.logger = log.logger(label: "resuming")
+        let summary = try Indexer(store: store, configuration: resuming).indexPendingChanges()
+        // The operator reads what the index holds, not only what this run wrote.
+        #expect(log.messages.contains { $0.hasPrefix("rebuilt the index: it holds 20000 documents") && $0.contains("wrote 18900") },
+                "\(log.messages)")
         #expect(summary.rebuildReason == .notBuilt, "the first build, resumed")
         #expect(summary.upserted == 20000 - 1_100, "resumed after row 1,100")
         #expect(try SearchIndex(store: store).search("note", limit: 0).total == 20000)

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import Searchlight
-import SearchlightHistory
+@testable import SearchlightHistory
 import SearchlightTestSupport
 
 /// The host app migrates its schema with tools we do not control: a remade table,

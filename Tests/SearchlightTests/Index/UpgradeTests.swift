@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import Searchlight
-import SearchlightHistory
+@testable import SearchlightHistory
 import SearchlightTestSupport
 
 /// Databases made by earlier releases open, migrate and keep working.

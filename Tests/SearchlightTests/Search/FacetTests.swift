@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import Searchlight
-import SearchlightHistory
+@testable import SearchlightHistory
 import SearchlightTestSupport
 
 /// Facets count attribute values among all the matches (filter applied), exactly, grouped by

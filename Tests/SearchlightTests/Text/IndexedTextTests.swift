@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import Searchlight
-import SearchlightHistory
+@testable import SearchlightHistory
 import SearchlightTestSupport
 
 /// Text is prepared the same way for documents and queries (``IndexedText``): NFKC for letters
