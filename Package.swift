@@ -116,7 +116,8 @@ let package = Package(
         .target(name: "SearchlightEvaluation"),
         .target(
             name: "SearchlightTestSupport",
-            dependencies: ["Searchlight", "SearchlightHistory", "SearchlightEvaluation", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Searchlight", "SearchlightHistory", "SearchlightEvaluation", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log")],
             path: "Tests/SearchlightTestSupport"
         ),
         .testTarget(

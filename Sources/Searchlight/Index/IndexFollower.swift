@@ -14,7 +14,8 @@ final class IndexFollower: Sendable {
     private struct State {
         var stopRequested = false
         var finished = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
     }
 
     private let state = Mutex(State())
@@ -31,8 +32,8 @@ final class IndexFollower: Sendable {
             body(self)
             let waiting: [CheckedContinuation<Void, Never>] = state.withLock { state in
                 state.finished = true
-                defer { state.waiting = [] }
-                return state.waiting
+                defer { state.waiting = [:] }
+                return Array(state.waiting.values)
             }
             for continuation in waiting { continuation.resume() }
         }
@@ -60,20 +61,35 @@ final class IndexFollower: Sendable {
         wake.signal()
     }
 
-    /// Asks the loop to stop and returns once its thread has ended.
+    /// Asks the loop to stop and returns once its thread has ended (whether or not the calling
+    /// task is cancelled: the batch in flight commits first).
     func stop() async {
         requestStop()
-        await waitUntilFinished()
+        await waitUntilFinished(cancellable: false)
     }
 
-    /// Returns once the loop's thread has ended (stopped, or ended by itself).
-    func waitUntilFinished() async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state in
-                if !state.finished { state.waiting.append(continuation) }
-                return state.finished
+    /// Whether the loop's thread has ended.
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Returns once the loop's thread has ended (stopped, or ended by itself), or, when
+    /// `cancellable`, as soon as the calling task is cancelled (the loop goes on).
+    func waitUntilFinished(cancellable: Bool = true) async {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let done = state.withLock { state in
+                    if state.finished || (cancellable && Task.isCancelled) { return true }
+                    state.waiting[id] = continuation
+                    return false
+                }
+                if done { continuation.resume() }
             }
-            if done { continuation.resume() }
+        } onCancel: {
+            guard cancellable else { return }
+            state.withLock { $0.waiting.removeValue(forKey: id) }?.resume()
         }
     }
 

@@ -200,7 +200,14 @@ extension Indexer {
         }
         let update = Update(token: plan.startToken, changes: 0, upserted: upserted, removed: 0, rebuilt: true)
         publish(update)
-        logger.notice("rebuilt the index: \(upserted) documents\(plan.resumed ? " (resumed)" : ""), generation \(plan.generation), from token \(plan.startToken)")
+        if plan.resumed {
+            // This run wrote only what an earlier, stopped run had left: say how many the index
+            // holds, so that the figure never reads as documents lost.
+            let held = (try? SearchIndex(store: store).documentCounts().values.reduce(0, +)).map { "\($0) documents" } ?? "its documents"
+            logger.notice("rebuilt the index: it holds \(held) (this run resumed a stopped rebuild and wrote \(upserted) of them), generation \(plan.generation), from token \(plan.startToken)")
+        } else {
+            logger.notice("rebuilt the index: \(upserted) documents, generation \(plan.generation), from token \(plan.startToken)")
+        }
         return update
     }
 

@@ -351,8 +351,40 @@ public final class Indexer: Sendable {
     /// Returns when following ends: after ``stop()``, or by throwing the error that ended it by
     /// itself, one retrying cannot clear (the database file was replaced, or Searchlight was
     /// uninstalled). `watch` exits on it.
+    ///
+    /// Cancelling the waiting task ends the wait with ``SearchlightError/Code-swift.struct/cancelled``
+    /// and leaves the indexer following: to follow until a task is cancelled, use ``run()``.
     public func waitUntilFollowingEnds() async throws(SearchlightError) {
-        if let follower = state.withLock({ $0.follower }) { await follower.waitUntilFinished() }
+        if let follower = state.withLock({ $0.follower }) {
+            await follower.waitUntilFinished()
+            if !follower.isFinished { throw SearchlightError(.cancelled, "stopped waiting for the indexer: the task was cancelled") }
+        }
+        if let failure = state.withLock({ $0.followFailure }) { throw failure }
+    }
+
+    /// Follows history until the calling task is cancelled: the backlog first, then every
+    /// commit, from this process or another, as ``start()`` does. On cancellation it stops as
+    /// ``stop()`` does (the batch or rebuild chunk in flight commits) and returns.
+    ///
+    /// ```swift
+    /// let following = Task { try await indexer.run() }
+    /// // … at shutdown:
+    /// following.cancel()
+    /// try await following.value
+    /// ```
+    ///
+    /// - Throws: the error that ended following by itself, one retrying cannot clear (the
+    ///   database file was replaced, or Searchlight was uninstalled). Errors retrying may clear
+    ///   (a lock held too long, a full disk) are logged and retried with backoff.
+    public func run() async throws(SearchlightError) {
+        start()
+        let follower = state.withLock { $0.follower }
+        await withTaskCancellationHandler {
+            await follower?.waitUntilFinished(cancellable: false)
+        } onCancel: {
+            follower?.requestStop()
+        }
+        await stop()
         if let failure = state.withLock({ $0.followFailure }) { throw failure }
     }
 
@@ -461,6 +493,27 @@ public final class Indexer: Sendable {
                 throw SearchlightError(.cancelled, "stopped waiting for the indexer: \(Task.isCancelled ? "the task was cancelled" : "the indexer stopped")")
             }
             if case let .failure(error) = event { throw error }
+        }
+    }
+
+    /// ``waitUntilCaughtUp()``, bounded: throws ``SearchlightError/Code-swift.struct/timedOut``
+    /// when the index has not reached what was committed before the call within `timeout`
+    /// (the indexer goes on).
+    public func waitUntilCaughtUp(timeout: Duration) async throws(SearchlightError) {
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await self.waitUntilCaughtUp() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    throw SearchlightError(.timedOut, "the index did not catch up within \(timeout)")
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        } catch let error as SearchlightError {
+            throw error
+        } catch {
+            throw SearchlightError(.cancelled, "stopped waiting for the indexer: the task was cancelled", underlyingError: error)
         }
     }
 
