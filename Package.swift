@@ -8,7 +8,9 @@ let package = Package(
         .library(name: "SearchlightHistory", targets: ["SearchlightHistory"]),
         .library(name: "Searchlight", targets: ["Searchlight"]),
         .executable(name: "searchlight", targets: ["SearchlightCLI"]),
-        // PostgreSQL: its own library and command, so that nothing else builds postgres-nio.
+        // PostgreSQL: its own library and command, so that no other product (the two core libraries,
+        // `searchlight`) builds postgres-nio. Of the other targets, searchlight-bench (scenario 9)
+        // and SearchlightPostgresTests depend on it too.
         .library(name: "SearchlightPostgres", targets: ["SearchlightPostgres"]),
         .executable(name: "searchlight-postgres", targets: ["SearchlightPostgresCLI"]),
     ],
