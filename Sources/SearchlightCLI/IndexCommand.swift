@@ -13,7 +13,7 @@ struct IndexCommand: ParsableCommand {
         let summary = try Indexer(store: store, configuration: options.indexerConfiguration()).indexPendingChanges()
         if let reason = summary.rebuildReason { print("Rebuilt the index (\(reason)).") }
         print("Processed \(summary.changes) changes: \(summary.upserted) documents upserted, \(summary.removed) removed; token \(summary.token).")
-        for entity in try store.captureStatus().notCapturing {
+        for entity in try store.healCapture().notCapturing {
             print("Not indexed: entity \(entity.name): \(entity.state)")
         }
     }

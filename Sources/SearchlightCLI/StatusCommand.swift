@@ -61,7 +61,7 @@ struct StatusCommand: ParsableCommand {
             },
             documents: documents.values.reduce(0, +), documentsByEntity: documents,
             historyTransactions: history.transactions, historyChanges: history.changes,
-            capture: try store.captureStatus())
+            capture: try store.healCapture())
         if format == .json {
             print(try Output.json(status))
             return

@@ -214,12 +214,16 @@ public final class HistoryStore: Sendable {
         }
     }
 
-    /// Whether each entity's changes are recorded now, and what renames were followed.
+    /// Checks capture against the current schema, heals it if the host app migrated since the
+    /// last check, and returns whether each entity's changes are recorded now and what renames
+    /// were followed.
     ///
-    /// If the schema changed since capture was last checked (the host app migrated), capture is
-    /// checked against it and healed first (see ``CaptureStatus``), in a write transaction; an
-    /// unchanged schema costs one read and never takes the write lock.
-    public func captureStatus() throws(SearchlightError) -> CaptureStatus {
+    /// Healing (see ``CaptureStatus``) runs in a write transaction, and only when the schema
+    /// changed since capture was last checked: an unchanged schema costs one read and never
+    /// takes the write lock. A consumer that reads history in a read transaction of its own
+    /// (``fetchBatch(as:after:filter:batchSize:in:)``) calls it first, so that a migration's gap
+    /// is recorded before it reads.
+    public func healCapture() throws(SearchlightError) -> CaptureStatus {
         try SearchlightError.catching("cannot check capture") {
             try healIfSchemaChanged() ?? dbPool.read { db in
                 try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
@@ -227,16 +231,19 @@ public final class HistoryStore: Sendable {
         }
     }
 
-    /// ``captureStatus()`` in the caller's transaction.
+    @available(*, deprecated, renamed: "healCapture()", message: "it heals capture, as its new name says")
+    public func captureStatus() throws(SearchlightError) -> CaptureStatus { try healCapture() }
+
+    /// ``healCapture()`` in the caller's transaction.
     ///
     /// In a write transaction, capture is checked and healed first if the schema changed since
     /// this store last checked (one `PRAGMA schema_version` otherwise). Every consumer batch does
     /// so before it reads history, so a migration of the host app is noticed by the next batch
     /// after it, and its gap is recorded first; a consumer that reads the tracked tables itself
-    /// (the indexer) does so before it reads them. In a read transaction it returns the status as
-    /// the last check found it.
+    /// (the indexer) does so before it reads them. In a read transaction nothing can be healed:
+    /// it returns the status as the last check found it.
     @discardableResult
-    public func captureStatus(in db: Database) throws(SearchlightError) -> CaptureStatus {
+    public func healCapture(in db: Database) throws(SearchlightError) -> CaptureStatus {
         try SearchlightError.catching("cannot check capture") {
             // A pool's readers are read-only connections: no heal there.
             if sqlite3_db_readonly(db.sqliteConnection, "main") == 1 {
@@ -245,6 +252,10 @@ public final class HistoryStore: Sendable {
             return try checkCapture(db)
         }
     }
+
+    @available(*, deprecated, renamed: "healCapture(in:)", message: "it heals capture in a write transaction, as its new name says")
+    @discardableResult
+    public func captureStatus(in db: Database) throws(SearchlightError) -> CaptureStatus { try healCapture(in: db) }
 
     /// Heals capture in a write transaction if the schema changed since the last heal (a read
     /// finds out first, so that an unchanged schema never takes the write lock). Returns the

@@ -157,8 +157,15 @@ extension SearchlightError {
 
 extension SearchlightError {
     /// Runs `body`, converting any thrown error into a `SearchlightError` that says what was
-    /// being done.
-    static func catching<T>(_ doing: @autoclosure () -> String, _ body: () throws -> T) throws(SearchlightError) -> T {
+    /// being done (``init(wrapping:doing:)``). The one helper of the package's libraries for it.
+    package static func catching<T>(_ doing: @autoclosure () -> String, _ body: () throws -> T) throws(SearchlightError) -> T {
         do { return try body() } catch { throw SearchlightError(wrapping: error, doing: doing()) }
+    }
+
+    /// Like ``catching(_:_:)``, for work that runs closures of the caller (document builders,
+    /// a consumer's body): an error of theirs becomes ``Code-swift.struct/bodyFailed`` with it as
+    /// the cause (``init(wrappingClosureError:doing:)``).
+    package static func catchingCallbacks<T>(_ doing: @autoclosure () -> String, _ body: () throws -> T) throws(SearchlightError) -> T {
+        do { return try body() } catch { throw SearchlightError(wrappingClosureError: error, doing: doing()) }
     }
 }

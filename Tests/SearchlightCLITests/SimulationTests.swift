@@ -253,7 +253,7 @@ import Testing
         }
 
         let store = try HistoryStore(path: path)
-        let status = try store.captureStatus()
+        let status = try store.healCapture()
         if !status.notCapturing.isEmpty { failures.append("entities not captured at the end: \(status.notCapturing)") }
         let words = try logs.flatMap { try String(contentsOfFile: $0, encoding: .utf8).split(separator: "\n") }
         // Oracle 2: a plain FTS5 table of the final rows; every word written matches the same rows.

@@ -100,27 +100,18 @@ final class IndexFollower: Sendable {
                                  _ work: @escaping @Sendable (_ shouldStop: @escaping @Sendable () -> Bool) throws(SearchlightError) -> T)
         async throws(SearchlightError) -> T
     {
-        let cancelled = AtomicBool()
+        let cancelled = AtomicFlag()
         let result: Result<T, SearchlightError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread {
-                    continuation.resume(returning: Result { () throws(SearchlightError) -> T in try work { cancelled.value } })
+                    continuation.resume(returning: Result { () throws(SearchlightError) -> T in try work { cancelled.isSet } })
                 }
                 thread.name = name
                 thread.start()
             }
         } onCancel: {
-            cancelled.value = true
+            cancelled.set()
         }
         return try result.get()
-    }
-}
-
-/// A flag set from any thread.
-final class AtomicBool: Sendable {
-    private let storage = Mutex(false)
-    var value: Bool {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
     }
 }

@@ -78,7 +78,7 @@ package enum IndexState {
         let values = Dictionary(legacy.map { ($0["key"] as String, $0["value"] as DatabaseValue) }, uniquingKeysWith: { a, _ in a })
         guard let generation = values["index.generation"].flatMap(Int.fromDatabaseValue) else { return }
         try set(db, .generation, generation)
-        var layout = try IndexLayout(model: store.installedModel(in: db), capture: store.captureStatus(in: db), store: store, db)
+        var layout = try IndexLayout(model: store.installedModel(in: db), capture: store.healCapture(in: db), store: store, db)
         if let fingerprint = values["index.fingerprint"].flatMap(String.fromDatabaseValue), fingerprint == layout.legacyFingerprint {
             // Kept as built: searches answer from it; the indexer rebuilds it with today's
             // prefix indexes (a layout that differs from the one wanted is rebuilt).

@@ -187,11 +187,11 @@ public final class Indexer: Sendable {
     /// capture check, a point query for the model revision and a pragma for the schema.
     ///
     /// In a write transaction (a batch, a rebuild) capture is checked and healed first
-    /// (``HistoryStore/captureStatus(in:)``), so that a table the host app just renamed, dropped
+    /// (``HistoryStore/healCapture(in:)``), so that a table the host app just renamed, dropped
     /// or remade is seen as it is before the batch reads it; in a read transaction (verify) the
     /// status is read as the last check left it.
     func currentLayout(_ db: Database) throws -> (layout: IndexLayout, json: String) {
-        let capture = try store.captureStatus(in: db)
+        let capture = try store.healCapture(in: db)
         let model = try store.installedModel(in: db)
         let schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
         if let cached = layoutCache.withLock({ $0 }), cached.schemaVersion == schemaVersion, cached.model == model, cached.capture == capture {

@@ -129,7 +129,7 @@ extension Indexer {
         let vocabularyDifferences = try IndexVocabulary.differences(schema: schema, layout: layout, db)
         let vocabularyReport = vocabularyDifferences.count == 0 ? nil
             : "\(vocabularyDifferences.count) words differ from the counts of the index's text (" + vocabularyDifferences.examples.joined(separator: ", ") + ")"
-        let notIndexed = try store.captureStatus(in: db).notCapturing.compactMap { entity -> String? in
+        let notIndexed = try store.healCapture(in: db).notCapturing.compactMap { entity -> String? in
             guard case let .modelMismatch(message) = entity.state else { return nil }
             return message
         }

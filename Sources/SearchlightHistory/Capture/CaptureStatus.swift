@@ -14,7 +14,7 @@ import Foundation
 ///   A table created again under the same name is picked up again.
 ///
 /// ```swift
-/// let status = try store.captureStatus()
+/// let status = try store.healCapture()
 /// for entity in status.entities where entity.state != .capturing {
 ///     print(entity.name, entity.state)   // Note  tableMissing("notes")
 /// }

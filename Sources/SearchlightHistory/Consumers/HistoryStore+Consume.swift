@@ -63,12 +63,12 @@ extension HistoryStore {
     /// applies a batch there before it saves `token` here with ``saveCheckpoint(_:for:in:)``).
     ///
     /// Run it in a read transaction, so that the batch and any rows read with it are one
-    /// snapshot; call ``captureStatus()`` before, so that a migration of the host app is healed
+    /// snapshot; call ``healCapture()`` before, so that a migration of the host app is healed
     /// and its gap recorded first. A consumer that saves its checkpoint here only after applying
     /// a batch elsewhere keeps history from being cleaned up before it is applied.
     ///
     /// ```swift
-    /// _ = try store.captureStatus()
+    /// _ = try store.healCapture()
     /// let outcome = try store.databaseWriter.read { db in
     ///     try store.fetchBatch(as: "mirror", after: remoteCheckpoint, in: db)
     /// }

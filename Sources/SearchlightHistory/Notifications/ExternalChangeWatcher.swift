@@ -132,10 +132,3 @@ final class ExternalChangeWatcher: Sendable {
         return relevant
     }
 }
-
-/// A flag set once, read from any thread.
-final class AtomicFlag: Sendable {
-    private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
-}

@@ -152,7 +152,7 @@ import SearchlightTestSupport
         #expect(try database.shell("SELECT count(*) FROM sqlite_master WHERE sql LIKE '%+NEW.%'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
 
         let reopened = try HistoryStore(path: database.path)
-        _ = try reopened.captureStatus()
+        _ = try reopened.healCapture()
         try reopened.dbPool.read { db in
             #expect(try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'schemaVersion'") == HistorySchema.currentVersion)
             #expect(try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'captureVersion'") == CaptureTriggers.version)

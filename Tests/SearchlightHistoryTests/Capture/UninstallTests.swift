@@ -76,7 +76,7 @@ import SearchlightTestSupport
             """
         try db.shell(later)
         try reference.shell(later)
-        #expect(try store.captureStatus().notCapturing.isEmpty)
+        #expect(try store.healCapture().notCapturing.isEmpty)
         _ = try store.write(author: "app") { _ in } // a write checks capture again, and heals nothing of the app's
         #expect(try db.shell("SELECT count(*) FROM audit WHERE what = 'note 3';").trimmingCharacters(in: .whitespacesAndNewlines) == "1",
                 "the app's trigger still fires beside ours")

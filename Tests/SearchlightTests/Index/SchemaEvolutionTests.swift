@@ -28,7 +28,7 @@ import SearchlightTestSupport
         }
 
         func state(_ entity: String) throws -> CaptureStatus.State? {
-            try store.captureStatus().entities.first { $0.name == entity }?.state
+            try store.healCapture().entities.first { $0.name == entity }?.state
         }
     }
 
@@ -118,7 +118,7 @@ import SearchlightTestSupport
         try f.indexer.indexPendingChanges()
         #expect(try f.ids("charlie") == [.integer(3)])
         #expect(try f.ids("alpha") == [])
-        let status = try f.store.captureStatus()
+        let status = try f.store.healCapture()
         #expect(status.entities.first { $0.name == "Note" }?.table == "notes_v2")
         #expect(status.followed.map(\.description) == ["entity Note: table \"notes\" renamed to \"notes_v2\" (followed)"])
         #expect(try f.indexer.verify().isConsistent)
@@ -133,7 +133,7 @@ import SearchlightTestSupport
         #expect(try f.ids("uniform") == [.integer(2)])
         let model = try f.store.dbPool.read { try f.store.installedModel(in: $0) }
         #expect(model.entity(named: "Note")?.fields.map(\.column) == ["title", "content", "tags"])
-        #expect(try f.store.captureStatus().followed.map(\.description) == ["entity Note: column \"body\" renamed to \"content\" (followed)"])
+        #expect(try f.store.healCapture().followed.map(\.description) == ["entity Note: column \"body\" renamed to \"content\" (followed)"])
         #expect(try f.indexer.verify().isConsistent)
     }
 
@@ -154,7 +154,7 @@ import SearchlightTestSupport
             """)
         try indexer.indexPendingChanges()
         #expect(try SearchIndex(store: store).search("papa", limit: nil).total == 1)
-        let status = try store.captureStatus()
+        let status = try store.healCapture()
         #expect(status.notCapturing.isEmpty && status.followed.isEmpty)
         #expect(try indexer.verify().isConsistent)
         // An indexed column is read by the triggers: SQLite refuses to drop it, and the message
@@ -188,7 +188,7 @@ import SearchlightTestSupport
         let store = try f.db.openStore(model: model)
         try Indexer(store: store).indexPendingChanges()
         #expect(try SearchIndex(store: store).search("alpha", limit: nil).total == 1)
-        #expect(try store.captureStatus().notCapturing.isEmpty)
+        #expect(try store.healCapture().notCapturing.isEmpty)
     }
 
     /// Regression: a dropped table stopped indexing for every entity. Its documents leave the
@@ -225,7 +225,7 @@ import SearchlightTestSupport
             INSERT INTO notes(id, title) VALUES (4, 'kilo');
             """)
         try f.indexer.indexPendingChanges()
-        #expect(try f.store.captureStatus().entities.first { $0.name == "Note" }?.table == "notes")
+        #expect(try f.store.healCapture().entities.first { $0.name == "Note" }?.table == "notes")
         #expect(try f.ids("bravo") == [])
         #expect(try f.ids("kilo") == [.integer(4)])
         try f.db.shell("INSERT INTO notes(id, title) VALUES (5, 'lima');")
@@ -241,7 +241,7 @@ import SearchlightTestSupport
         let f = try Fixture()
         try f.db.shell("BEGIN; ALTER TABLE people RENAME TO people_v2; ALTER TABLE notes RENAME TO people; COMMIT; INSERT INTO people(id, title) VALUES (3, 'quebec'); INSERT INTO people_v2 VALUES ('p2', 'romeo', 'r@x');")
         try f.indexer.indexPendingChanges()
-        let tables = Dictionary(uniqueKeysWithValues: try f.store.captureStatus().entities.map { ($0.name, $0.table) })
+        let tables = Dictionary(uniqueKeysWithValues: try f.store.healCapture().entities.map { ($0.name, $0.table) })
         #expect(tables == ["Note": "people", "Person": "people_v2"])
         #expect(try f.ids("quebec") == [.integer(3)])
         #expect(try f.ids("romeo") == [.text("p2")])
@@ -276,7 +276,7 @@ import SearchlightTestSupport
         try indexer.indexPendingChanges()
         let hits = try SearchIndex(store: store).search("victor", limit: nil).hits.map { "\($0.entity) \($0.objectID)" }
         #expect(hits == ["B 1"], "B's rows, now in table a, were updated")
-        #expect(try store.captureStatus().notCapturing.isEmpty)
+        #expect(try store.healCapture().notCapturing.isEmpty)
         #expect(try indexer.verify().isConsistent)
     }
 
@@ -383,7 +383,7 @@ import SearchlightTestSupport
         }
         await indexer.stop()
         #expect(settled, "the row the remake dropped left the index; the row written after the rename is indexed")
-        let status = try store.captureStatus()
+        let status = try store.healCapture()
         #expect(status.followed.map(\.description) == ["entity Note: column \"body\" renamed to \"content\" (followed)"])
         #expect(status.notCapturing.isEmpty)
         #expect(try indexer.verify().isConsistent)
@@ -410,7 +410,7 @@ import SearchlightTestSupport
         let f = try Fixture()
         try f.db.shell("ALTER TABLE notes RENAME COLUMN body TO body_old; ALTER TABLE notes RENAME COLUMN tags TO body;")
         try f.indexer.indexPendingChanges()
-        let status = try f.store.captureStatus()
+        let status = try f.store.healCapture()
         let message = status.notCapturing.first { $0.name == "Note" }.map { "\($0.state)" } ?? ""
         #expect(message.contains(#"field "tags" is not a column of table "notes""#), "\(message)")
         #expect(try f.store.dbPool.read { try f.store.installedModel(in: $0) }.entity(named: "Note")?.fields.map(\.column) == ["title", "body", "tags"])
@@ -478,7 +478,7 @@ import SearchlightTestSupport
             UPDATE notes SET body = 'zulu' WHERE id = 2;
             """)
         try f.indexer.indexPendingChanges()
-        #expect(try f.store.captureStatus().notCapturing.isEmpty)
+        #expect(try f.store.healCapture().notCapturing.isEmpty)
         #expect(try f.ids("zulu") == [.integer(2)])
         #expect(try f.indexer.verify().isConsistent)
     }

@@ -92,7 +92,7 @@ import SearchlightTestSupport
         try indexer.indexPendingChanges()
         try db.shell(migration)
         try indexer.indexPendingChanges()
-        let status = try store.captureStatus()
+        let status = try store.healCapture()
         #expect(status.entities.map(\.table) == ["memos", "people"])
         #expect(status.notCapturing.isEmpty, "\(status)")
         #expect(!status.followed.isEmpty, "the renames were followed")
