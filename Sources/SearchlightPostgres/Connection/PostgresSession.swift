@@ -28,8 +28,9 @@ struct PostgresSession: Sendable {
     var schema: String { PostgresSchema.quoted(endpoint.schema) }
 
     /// Runs `body` with a connected client; migrates the schema first when `migrate` is true,
-    /// checks that it is there and of a version this release reads otherwise.
-    static func with<T: Sendable>(_ endpoint: PostgresEndpoint, logger: Logger, migrate: Bool,
+    /// checks that it is there and of a version this release reads otherwise (unless
+    /// `checkSchema` is false: search tells a missing schema itself).
+    static func with<T: Sendable>(_ endpoint: PostgresEndpoint, logger: Logger, migrate: Bool, checkSchema: Bool = true,
                                   _ body: @Sendable (PostgresSession) async throws -> T) async throws(SearchlightError) -> T {
         var configuration = endpoint.configuration
         configuration.options.maximumConnections = 4
@@ -44,7 +45,7 @@ struct PostgresSession: Sendable {
             try await session.connect()
             if migrate {
                 try await PostgresSchema.migrate(session)
-            } else {
+            } else if checkSchema {
                 try await PostgresSchema.check(session)
             }
             return try await body(session)
@@ -61,7 +62,7 @@ struct PostgresSession: Sendable {
         let logger = logger
         let probe = probe
         do {
-            try await abandoning(after: timeout, timeout: { SearchlightError(.postgresError, "no answer within \(timeout)") }) {
+            try await abandoning(after: timeout, timeout: { NoAnswer(timeout: timeout) }) {
                 try await probe()
                 try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
             }
@@ -120,13 +121,19 @@ struct PostgresSession: Sendable {
         let client = client
         let acquired = AcquiredFlag()
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
-        return try await abandoning(after: timeout, unless: { acquired.isSet }, timeout: { ConnectionUnavailable(timeout: timeout) }) {
-            try await client.withConnection { [progress] connection in
-                acquired.set()
-                progress.touch()
-                defer { progress.touch() }
-                return try await body(connection)
+        do {
+            return try await abandoning(after: timeout, unless: { acquired.isSet }, timeout: { ConnectionUnavailable(timeout: timeout) }) {
+                try await client.withConnection { [progress] connection in
+                    acquired.set()
+                    progress.touch()
+                    defer { progress.touch() }
+                    return try await body(connection)
+                }
             }
+        } catch let error where !acquired.isSet && !(error is ConnectionUnavailable) && !(error is CancellationError) {
+            // The pool handed out no connection (its circuit breaker tripped, it closed…): as
+            // unavailable as a lease that never came; the next session's probe says why.
+            throw ConnectionUnavailable(timeout: timeout, underlying: error)
         }
     }
 
@@ -172,7 +179,18 @@ private final class AcquiredFlag: Sendable {
 /// The pool handed out no connection within the timeout.
 struct ConnectionUnavailable: Error, CustomStringConvertible {
     var timeout: Duration
-    var description: String { "no connection to PostgreSQL within \(timeout)" }
+    /// What the pool threw instead of handing one out, if it did.
+    var underlying: (any Error)?
+    var description: String {
+        if let underlying { return "the pool handed out no connection to PostgreSQL: \(PostgresErrors.describe(underlying))" }
+        return "no connection to PostgreSQL within \(timeout)"
+    }
+}
+
+/// The first connection was not made within the connect timeout.
+struct NoAnswer: Error, CustomStringConvertible {
+    var timeout: Duration
+    var description: String { "no answer within \(timeout)" }
 }
 
 /// `COMMIT` failed (the connection dropped, the backend was terminated, the server restarted):

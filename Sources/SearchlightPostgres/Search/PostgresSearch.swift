@@ -77,20 +77,30 @@ public struct PostgresSearch: Sendable {
         self.logger = logger
     }
 
-    /// Connects to `endpoint`, runs `body` with a search, and disconnects.
+    /// Connects to `endpoint`, runs `body` with a search, and disconnects. A server that cannot
+    /// be reached, an unknown database or role, a refused password is told at once, as one
+    /// line (`postgresError`), as `searchlight-postgres status` tells it: the first connection
+    /// is made directly, within the URL's `connect_timeout`, before `body` runs (a pool would
+    /// retry quietly until its circuit breaker trips). What `body` throws is thrown as it is.
     public static func withSearch<T: Sendable>(endpoint: PostgresEndpoint, options: Options = .init(),
                                                logger: Logger = Logger(label: "searchlight.postgres.search"),
                                                _ body: @Sendable (PostgresSearch) async throws -> T) async throws -> T {
-        // (The pool warns when a query waits for `run()` to start, which this task group does.)
-        var background = logger
-        background.logLevel = max(logger.logLevel, .error)
-        let client = PostgresClient(configuration: endpoint.configuration, backgroundLogger: background)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await body(PostgresSearch(client: client, schema: endpoint.schema, options: options, logger: logger))
+        do {
+            return try await PostgresSession.with(endpoint, logger: logger, migrate: false, checkSchema: false) { session in
+                do {
+                    return try await body(PostgresSearch(client: session.client, schema: endpoint.schema, options: options, logger: logger))
+                } catch {
+                    throw BodyFailure(error: error)
+                }
+            }
+        } catch {
+            if let failure = error.underlyingError as? BodyFailure { throw failure.error }
+            throw error
         }
     }
+
+    /// What the caller's body threw, carried through the session unchanged.
+    private struct BodyFailure: Error { var error: any Error }
 
     /// Searches user text with the grammar of ``Searchlight/SearchQuery/init(userText:asYouType:columns:)``:
     /// words, `"phrases"`, `OR`, `-exclusion`, `prefix*`, `field:word`, CJK text as written.
