@@ -330,6 +330,13 @@ public final class PostgresSink: Sendable {
             try await saveLocalCheckpoint(token)
             logger.notice("source \(source): PostgreSQL holds the batch through token \(token) of this history; checkpoint adopted")
             return Step(adopted: 1, token: token)
+        } else if try reader.holdsHistory(of: row, after: local?.token) {
+            // PostgreSQL is further along this very history (another sink of this file committed
+            // batches, or a snapshot, since this one read its checkpoint): follow it.
+            let token = HistoryToken(row.token)
+            try await saveLocalCheckpoint(token)
+            logger.info("source \(source): PostgreSQL holds this history through token \(token), ahead of the checkpoint \(local.map { "\($0.token)" } ?? "none") read here; following it")
+            return Step(adopted: 1, token: token)
         } else {
             let reason = divergence(local: local, row: row)
             logger.warning("source \(source) resynchronized: \(reason)")
