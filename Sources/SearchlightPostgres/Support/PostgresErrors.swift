@@ -78,7 +78,7 @@ enum PostgresErrors {
             case .connectTimeout, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed, .eof, .writeHostUnreachable: return true
             default: return false
             }
-        case is IOError, is NIOConnectionError, is ConnectionUnavailable, is CommitOutcomeUnknown, is NoAnswer, is StepStalled:
+        case is IOError, is NIOConnectionError, is ConnectionUnavailable, is ConnectionClosed, is CommitOutcomeUnknown, is NoAnswer, is StepStalled:
             return true
         default:
             return false
