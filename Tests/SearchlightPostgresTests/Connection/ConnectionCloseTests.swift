@@ -23,7 +23,7 @@ struct ConnectionCloseTests {
                         var backend: Int32 = 0
                         for try await value in try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) { backend = value }
                         let pid = backend
-                        try await PostgresTestServer.withClient { client in
+                        _ = try await PostgresTestServer.withClient { client in
                             try await client.query("SELECT pg_terminate_backend(\(pid))")
                         }
                         // Until the channel saw the server close it (bounded; a readiness signal).

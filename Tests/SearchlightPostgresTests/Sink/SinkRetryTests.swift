@@ -28,8 +28,8 @@ struct SinkRetryTests {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            recorder.messages.withLock { $0.append("\(message)") }
+        func log(event: LogEvent) {
+            recorder.messages.withLock { $0.append("\(event.message)") }
         }
     }
 
