@@ -8,20 +8,26 @@ import Synchronization
 /// A task group would wait for its children, and a postgres-nio client whose connections the
 /// server terminated can leave a lease or a shutdown that never ends: waiting for it would hang
 /// the sink, and SIGTERM with it. Abandoning such a task leaks it, which is the lesser harm.
+///
+/// `sleep` is the timer's wait (tests observe it): the timer is cancelled as soon as the
+/// operation ends, so that no task is left sleeping for `limit` after each call.
 func abandoning<T: Sendable>(after limit: Duration, unless isReady: @escaping @Sendable () -> Bool = { false },
                              timeout: @escaping @Sendable () -> any Error,
+                             sleep: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) },
                              _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let task = Task { try await operation() }
     let outcome = OnceContinuation<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             outcome.set(continuation)
-            Task {
-                do { outcome.resume(.success(try await task.value)) } catch { outcome.resume(.failure(error)) }
+            let timer = Task {
+                await sleep(limit)
+                guard !Task.isCancelled else { return }
+                if !isReady(), outcome.resume(.failure(timeout())) { task.cancel() }
             }
             Task {
-                try? await Task.sleep(for: limit)
-                if !isReady(), outcome.resume(.failure(timeout())) { task.cancel() }
+                do { outcome.resume(.success(try await task.value)) } catch { outcome.resume(.failure(error)) }
+                timer.cancel()
             }
         }
     } onCancel: {
@@ -65,7 +71,7 @@ struct StepStalled: Error, CustomStringConvertible {
 
 /// A continuation resumed once, by whichever comes first; a result that comes before the
 /// continuation is set is kept for it.
-private final class OnceContinuation<T: Sendable>: Sendable {
+final class OnceContinuation<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
         var result: Result<T, any Error>?

@@ -23,13 +23,16 @@ struct PostgresSession: Sendable {
     /// When the session last made progress (a connection handed out or given back, a chunk of a
     /// snapshot sent): a sink gives up on a step that made none for a while.
     let progress = ProgressClock()
+    /// Who waits on which connection, to be told when its channel closes.
+    let closes = ConnectionCloseWatch()
 
     /// The quoted schema name, for statements.
     var schema: String { PostgresSchema.quoted(endpoint.schema) }
 
     /// Runs `body` with a connected client; migrates the schema first when `migrate` is true,
-    /// checks that it is there and of a version this release reads otherwise.
-    static func with<T: Sendable>(_ endpoint: PostgresEndpoint, logger: Logger, migrate: Bool,
+    /// checks that it is there and of a version this release reads otherwise (unless
+    /// `checkSchema` is false: search tells a missing schema itself).
+    static func with<T: Sendable>(_ endpoint: PostgresEndpoint, logger: Logger, migrate: Bool, checkSchema: Bool = true,
                                   _ body: @Sendable (PostgresSession) async throws -> T) async throws(SearchlightError) -> T {
         var configuration = endpoint.configuration
         configuration.options.maximumConnections = 4
@@ -44,7 +47,7 @@ struct PostgresSession: Sendable {
             try await session.connect()
             if migrate {
                 try await PostgresSchema.migrate(session)
-            } else {
+            } else if checkSchema {
                 try await PostgresSchema.check(session)
             }
             return try await body(session)
@@ -61,7 +64,7 @@ struct PostgresSession: Sendable {
         let logger = logger
         let probe = probe
         do {
-            try await abandoning(after: timeout, timeout: { SearchlightError(.postgresError, "no answer within \(timeout)") }) {
+            try await abandoning(after: timeout, timeout: { NoAnswer(timeout: timeout) }) {
                 try await probe()
                 try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
             }
@@ -116,17 +119,30 @@ struct PostgresSession: Sendable {
     /// were terminated under it (a server restart, `pg_terminate_backend`) may never hand one out
     /// again, and waiting for it would hang the sink. Past the timeout this throws
     /// ``ConnectionUnavailable``; the sink then starts over with a new client.
+    ///
+    /// If the connection's channel closes while `body` runs (the server crashed or was stopped:
+    /// the pool may even hand out a connection whose close it has not yet heard of), `body` is
+    /// given up at once with ``ConnectionClosed``: postgres-nio drops a query written to a closed
+    /// channel without ever failing it, and waiting for it hung a sink until its step was given
+    /// up a minute later. Whatever `body` did is then unknown, as after an error in `COMMIT`.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let client = client
         let acquired = AcquiredFlag()
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
-        return try await abandoning(after: timeout, unless: { acquired.isSet }, timeout: { ConnectionUnavailable(timeout: timeout) }) {
-            try await client.withConnection { [progress] connection in
-                acquired.set()
-                progress.touch()
-                defer { progress.touch() }
-                return try await body(connection)
+        let closes = closes
+        do {
+            return try await abandoning(after: timeout, unless: { acquired.isSet }, timeout: { ConnectionUnavailable(timeout: timeout) }) {
+                try await client.withConnection { [progress] connection in
+                    acquired.set()
+                    progress.touch()
+                    defer { progress.touch() }
+                    return try await closes.abandoningOnClose(connection) { try await body(connection) }
+                }
             }
+        } catch let error where !acquired.isSet && !(error is ConnectionUnavailable) && !(error is CancellationError) {
+            // The pool handed out no connection (its circuit breaker tripped, it closed…): as
+            // unavailable as a lease that never came; the next session's probe says why.
+            throw ConnectionUnavailable(timeout: timeout, underlying: error)
         }
     }
 
@@ -172,7 +188,18 @@ private final class AcquiredFlag: Sendable {
 /// The pool handed out no connection within the timeout.
 struct ConnectionUnavailable: Error, CustomStringConvertible {
     var timeout: Duration
-    var description: String { "no connection to PostgreSQL within \(timeout)" }
+    /// What the pool threw instead of handing one out, if it did.
+    var underlying: (any Error)?
+    var description: String {
+        if let underlying { return "the pool handed out no connection to PostgreSQL: \(PostgresErrors.describe(underlying))" }
+        return "no connection to PostgreSQL within \(timeout)"
+    }
+}
+
+/// The first connection was not made within the connect timeout.
+struct NoAnswer: Error, CustomStringConvertible {
+    var timeout: Duration
+    var description: String { "no answer within \(timeout)" }
 }
 
 /// `COMMIT` failed (the connection dropped, the backend was terminated, the server restarted):
@@ -181,3 +208,79 @@ struct CommitOutcomeUnknown: Error, CustomStringConvertible {
     var underlying: any Error
     var description: String { "the outcome of COMMIT is unknown: \(PostgresErrors.describe(underlying))" }
 }
+
+/// The pool's connection closed while it was in use.
+struct ConnectionClosed: Error, CustomStringConvertible {
+    var description: String { "the connection to PostgreSQL closed (the server stopped, crashed or ended it)" }
+}
+
+/// Tells operations on a connection that its channel closed: one callback on each connection's
+/// `closeFuture` (registered at its first use, kept until it closes), whatever the number of
+/// operations that used it.
+final class ConnectionCloseWatch: Sendable {
+    private struct State {
+        /// By connection id: the operations running on it now (by a number of their own), or
+        /// nil once it closed.
+        var watched: [Int: [Int: @Sendable () -> Void]?] = [:]
+        var next = 0
+    }
+    private let state = Mutex(State())
+
+    /// Runs `operation` in a task of its own; if `connection` closes before it ends, throws
+    /// ``ConnectionClosed`` without waiting for it (it is cancelled and left to end by itself,
+    /// as ``abandoning(after:unless:timeout:sleep:_:)`` does).
+    func abandoningOnClose<T: Sendable>(_ connection: PostgresConnection,
+                                         _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await operation() }
+        let outcome = OnceContinuation<T>()
+        let closed: @Sendable () -> Void = { if outcome.resume(.failure(ConnectionClosed())) { task.cancel() } }
+        let (key, first, alreadyClosed) = state.withLock { state -> (Int, Bool, Bool) in
+            state.next += 1
+            let key = state.next
+            switch state.watched[connection.id] {
+            case .none:
+                state.watched[connection.id] = [key: closed]
+                return (key, true, false)
+            case .some(.none):
+                return (key, false, true)
+            case .some(.some(var waiters)):
+                waiters[key] = closed
+                state.watched[connection.id] = waiters
+                return (key, false, false)
+            }
+        }
+        if alreadyClosed { closed() }
+        if first {
+            let id = connection.id
+            connection.closeFuture.whenComplete { _ in self.closed(id) }
+        }
+        defer {
+            state.withLock { state in
+                if case .some(.some(var waiters)) = state.watched[connection.id] {
+                    waiters[key] = nil
+                    state.watched[connection.id] = waiters
+                }
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                outcome.set(continuation)
+                Task {
+                    do { outcome.resume(.success(try await task.value)) } catch { outcome.resume(.failure(error)) }
+                }
+            }
+        } onCancel: {
+            task.cancel() // the operation ends by itself (a closed connection ends it as above)
+        }
+    }
+
+    /// Connection `id` closed: tells the operations on it, and those to come.
+    private func closed(_ id: Int) {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            defer { state.watched[id] = .some(nil) }
+            return state.watched[id].flatMap { $0 }.map { Array($0.values) } ?? []
+        }
+        for waiter in waiters { waiter() }
+    }
+}
+

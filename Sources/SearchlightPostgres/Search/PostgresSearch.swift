@@ -77,20 +77,30 @@ public struct PostgresSearch: Sendable {
         self.logger = logger
     }
 
-    /// Connects to `endpoint`, runs `body` with a search, and disconnects.
+    /// Connects to `endpoint`, runs `body` with a search, and disconnects. A server that cannot
+    /// be reached, an unknown database or role, a refused password is told at once, as one
+    /// line (`postgresError`), as `searchlight-postgres status` tells it: the first connection
+    /// is made directly, within the URL's `connect_timeout`, before `body` runs (a pool would
+    /// retry quietly until its circuit breaker trips). What `body` throws is thrown as it is.
     public static func withSearch<T: Sendable>(endpoint: PostgresEndpoint, options: Options = .init(),
                                                logger: Logger = Logger(label: "searchlight.postgres.search"),
                                                _ body: @Sendable (PostgresSearch) async throws -> T) async throws -> T {
-        // (The pool warns when a query waits for `run()` to start, which this task group does.)
-        var background = logger
-        background.logLevel = max(logger.logLevel, .error)
-        let client = PostgresClient(configuration: endpoint.configuration, backgroundLogger: background)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await body(PostgresSearch(client: client, schema: endpoint.schema, options: options, logger: logger))
+        do {
+            return try await PostgresSession.with(endpoint, logger: logger, migrate: false, checkSchema: false) { session in
+                do {
+                    return try await body(PostgresSearch(client: session.client, schema: endpoint.schema, options: options, logger: logger))
+                } catch {
+                    throw BodyFailure(error: error)
+                }
+            }
+        } catch {
+            if let failure = error.underlyingError as? BodyFailure { throw failure.error }
+            throw error
         }
     }
+
+    /// What the caller's body threw, carried through the session unchanged.
+    private struct BodyFailure: Error { var error: any Error }
 
     /// Searches user text with the grammar of ``Searchlight/SearchQuery/init(userText:asYouType:columns:)``:
     /// words, `"phrases"`, `OR`, `-exclusion`, `prefix*`, `field:word`, CJK text as written.
@@ -102,7 +112,7 @@ public struct PostgresSearch: Sendable {
     ///   - limit: at most this many hits (`nil`: no limit); never more than ``Options/maximumHits``.
     ///   - offset: skip this many hits (paging).
     /// - Throws: `invalidArgument`, `unknownEntity`, `notInstalled` (no sink wrote to this schema
-    ///   yet), `databaseError` (PostgreSQL failed: the connection, the server).
+    ///   yet), `postgresError` (PostgreSQL failed: the connection, the server; as the sink says).
     public func search(_ text: String, asYouType: Bool = false, sources: Set<String>? = nil, entities: Set<String>? = nil,
                        limit: Int? = 20, offset: Int = 0) async throws(SearchlightError) -> PostgresSearchResults {
         if let limit, limit < 0 { throw SearchlightError(.invalidArgument, "invalid limit \(limit): it must not be negative") }
@@ -126,12 +136,11 @@ public struct PostgresSearch: Sendable {
             if error.serverInfo?[.sqlState] == "42P01" || error.serverInfo?[.sqlState] == "3F000" {
                 throw SearchlightError(.notInstalled, "PostgreSQL holds no Searchlight documents in schema \"\(schema)\": run `searchlight-postgres sink` first", underlyingError: error)
             }
-            let message = error.serverInfo?[.message] ?? "\(error.code)"
-            throw SearchlightError(.databaseError, "search on PostgreSQL failed: \(message)", underlyingError: error)
+            throw SearchlightError(.postgresError, "search on PostgreSQL failed: \(PostgresErrors.describe(error))", underlyingError: error)
         } catch is CancellationError {
             throw SearchlightError(.cancelled, "search on PostgreSQL: cancelled")
         } catch {
-            throw SearchlightError(.databaseError, "search on PostgreSQL failed: \(error)", underlyingError: error)
+            throw SearchlightError(.postgresError, "search on PostgreSQL failed: \(PostgresErrors.describe(error))", underlyingError: error)
         }
     }
 
@@ -290,7 +299,7 @@ public struct PostgresSearch: Sendable {
             // (One snapshot: the ranking's rows are all there.)
             guard let row = rows[candidate.source + "\u{0}" + candidate.entity + "\u{0}" + candidate.key],
                   let group = groups.first(where: { $0.sources.contains(candidate.source) }) else {
-                throw SearchlightError(.databaseError, "PostgreSQL lost document \(candidate.key) of \(candidate.entity) in \(candidate.source) during a search")
+                throw SearchlightError(.postgresError, "PostgreSQL lost document \(candidate.key) of \(candidate.entity) in \(candidate.source) during a search")
             }
             let highlighter = PostgresHighlighter(analyzer: group.analyzer, start: options.highlightStart, end: options.highlightEnd)
             let terms = group.compiled.highlights
@@ -335,17 +344,32 @@ public struct PostgresSearch: Sendable {
         switch key.prefix(2) {
         case "i:": if let integer = Int64(value) { return .integer(integer) }
         case "r:": if let real = Double(value) { return .real(real) }
-        case "b:":
-            var bytes: [UInt8] = []
-            var index = value.startIndex
-            while index < value.endIndex, let end = value.index(index, offsetBy: 2, limitedBy: value.endIndex),
-                  let byte = UInt8(value[index..<end], radix: 16) {
-                bytes.append(byte)
-                index = end
-            }
-            return .blob(Data(bytes))
+        case "b:": if let bytes = hexBytes(value) { return .blob(Data(bytes)) }
+        // A text key with a NUL: its UTF-8 in hex (PostgreSQL's text holds no NUL).
+        case "T:": if let bytes = hexBytes(value) { return .text(String(decoding: bytes, as: UTF8.self)) }
         default: break
         }
         return .text(value)
+    }
+
+    /// The bytes of upper- or lower-case hex digits, two per byte; nil if `text` is not that.
+    private static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        func nibble(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
     }
 }

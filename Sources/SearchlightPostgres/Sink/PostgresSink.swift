@@ -44,7 +44,8 @@ public final class PostgresSink: Sendable {
         /// The indexer's document hooks, by entity name (the same documents as the local index).
         public var documentBuilders: [String: DocumentBuilder] = [:]
         public var logger = Logger(label: "searchlight.postgres.sink")
-        /// The longest wait between two attempts after a PostgreSQL error.
+        /// The longest wait between two attempts after a PostgreSQL error (waits double from
+        /// 100 ms up to it, jittered; sub-second values are honoured; it must be positive).
         public var maximumBackoff: Duration = .seconds(5)
         /// How many failed attempts in a row ``runOnce()`` makes before it gives up
         /// (``run()`` never gives up on PostgreSQL errors).
@@ -109,6 +110,9 @@ public final class PostgresSink: Sendable {
         let source: String
         if let name = configuration.source { source = name } else { source = try store.sourceID() }
         try Self.validate(source: source)
+        if configuration.maximumBackoff <= .zero {
+            throw SearchlightError(.invalidArgument, "invalid maximum backoff \(configuration.maximumBackoff): it must be positive")
+        }
         for name in configuration.documentBuilders.keys where store.model.entity(named: name) == nil {
             throw SearchlightError(.unknownEntity, "a document builder names entity \"\(name)\", which the model does not declare")
         }
@@ -147,7 +151,7 @@ public final class PostgresSink: Sendable {
                     if step.caughtUp { return report }
                 } catch {
                     failures += 1
-                    guard self.isRetryable(error), failures < configuration.attempts else { throw error }
+                    guard Self.isRetryable(error), failures < configuration.attempts else { throw error }
                     try await self.backOff(after: error, failures: failures)
                 }
             }
@@ -200,7 +204,7 @@ public final class PostgresSink: Sendable {
                 if Task.isCancelled { return }
                 if case .cancelled = error.code { return }
                 let failures = progress.failed()
-                guard isRetryable(error) else { throw error }
+                guard Self.isRetryable(error) else { throw error }
                 do { try await backOff(after: error, failures: failures) } catch { return }
             }
         }
@@ -238,27 +242,41 @@ public final class PostgresSink: Sendable {
     static let stepGracePeriod: Duration = .seconds(10)
 
     private func backOff(after error: any Error, failures: Int) async throws {
-        let milliseconds = min(100 * (1 << min(failures - 1, 10)), Int(configuration.maximumBackoff.components.seconds * 1000))
-        logger.warning("source \(source): \(PostgresErrors.describe(error)); trying again in \(milliseconds) ms")
-        try await Task.sleep(for: .milliseconds(milliseconds))
+        var generator = SystemRandomNumberGenerator()
+        let delay = Self.backoff(failures: failures, maximum: configuration.maximumBackoff, using: &generator)
+        let milliseconds = Double(delay.components.seconds) * 1_000 + Double(delay.components.attoseconds) / 1e15
+        logger.warning("source \(source): \(PostgresErrors.describe(error)); trying again in \(Int(milliseconds.rounded(.up))) ms")
+        try await Task.sleep(for: delay)
     }
 
-    /// PostgreSQL's errors, an unknown commit outcome, and SQLite being busy are transient;
-    /// anything else (the database replaced, uninstalled, not a database…) ends the run.
-    private func isRetryable(_ error: any Error) -> Bool {
+    /// The wait before attempt `failures + 1`: 100 ms doubled with each failure in a row, never
+    /// more than `maximum` (sub-second maxima included), at least 1 ms, jittered: a random
+    /// point of the upper half (sinks that failed together do not retry in step).
+    static func backoff(failures: Int, maximum: Duration, using generator: inout some RandomNumberGenerator) -> Duration {
+        let floor = Duration.milliseconds(1)
+        let exponential = Duration.milliseconds(100) * (1 << min(max(failures - 1, 0), 20))
+        let ceiling = max(min(exponential, maximum), floor)
+        let jittered = ceiling / 2 + (ceiling / 2) * Double.random(in: 0...1, using: &generator)
+        return min(max(jittered, ceiling / 2, floor), ceiling)
+    }
+
+    /// Whether to try again after `error`: PostgreSQL's and the network's transient failures
+    /// by kind (``PostgresErrors/isTransient(_:)``: SQLSTATE classes, postgres-nio's codes,
+    /// NIO's channel errors), an unknown commit outcome, a step given up, SQLite being busy.
+    /// Anything else (no such database or role, a schema newer than this release, the file
+    /// replaced, uninstalled, not a database…) ends the run: a person must act.
+    static func isRetryable(_ error: any Error) -> Bool {
         switch error {
-        case is CommitOutcomeUnknown, is PSQLError, is ConnectionUnavailable, is StepStalled: return true
+        case is StepStalled: return true
         case let error as SearchlightError:
-            if error.code == .postgresError { return !(error.message.contains("newer than this release")) }
             if error.code == .databaseError, let databaseError = error.databaseError {
                 return Self.isTransient(databaseError)
             }
-            return false
+            return error.code == .postgresError && PostgresErrors.isTransient(error)
         case let error as DatabaseError:
             return Self.isTransient(error)
         default:
-            // NIO's channel errors (connection reset, refused…) while talking to PostgreSQL.
-            return String(reflecting: type(of: error)).contains("NIO")
+            return PostgresErrors.isTransient(error)
         }
     }
 
@@ -311,6 +329,13 @@ public final class PostgresSink: Sendable {
             let token = HistoryToken(row.token)
             try await saveLocalCheckpoint(token)
             logger.notice("source \(source): PostgreSQL holds the batch through token \(token) of this history; checkpoint adopted")
+            return Step(adopted: 1, token: token)
+        } else if try reader.holdsHistory(of: row, after: local?.token) {
+            // PostgreSQL is further along this very history (another sink of this file committed
+            // batches, or a snapshot, since this one read its checkpoint): follow it.
+            let token = HistoryToken(row.token)
+            try await saveLocalCheckpoint(token)
+            logger.info("source \(source): PostgreSQL holds this history through token \(token), ahead of the checkpoint \(local.map { "\($0.token)" } ?? "none") read here; following it")
             return Step(adopted: 1, token: token)
         } else {
             let reason = divergence(local: local, row: row)

@@ -99,6 +99,29 @@ struct SinkReader: Sendable {
         }
     }
 
+    /// Whether PostgreSQL's `row`, ahead of the local checkpoint `after`, is a state of this
+    /// very history: its token is a transaction of local history committed at the row's
+    /// commit time, and the row's last batch (if it is a batch, not a snapshot) digests as
+    /// local history over the same range, from a token at or after `after` committed at
+    /// the row's previous time. A file restored from a backup or copied and written to has
+    /// other transactions (other commit times, other digests) at those tokens, or none.
+    func holdsHistory(of row: SourceRow, after: HistoryToken?) throws -> Bool {
+        guard row.token > (after?.rawValue ?? 0), let rowTime = row.tokenTimestamp else { return false }
+        let token = HistoryToken(row.token)
+        let times = try SearchlightError.catchingSQLite("cannot read history of \(store.databaseWriter.path)") {
+            try store.databaseWriter.read { db -> (Double?, Double??)? in
+                guard try store.currentToken(in: db) >= token else { return nil } // a history that went back (a restored backup)
+                return (try timestamp(of: token, db), try row.previousToken.map { try timestamp(of: HistoryToken($0), db) })
+            }
+        }
+        guard let (time, previousTime) = times else { return false }
+        guard let time, SourceRow.sameTime(time, rowTime) else { return false }
+        guard let previous = row.previousToken else { return row.batchDigest == nil } // a snapshot at `token`
+        guard previous >= (after?.rawValue ?? 0), let digest = row.batchDigest,
+              SourceRow.sameTime(previousTime ?? nil, row.previousTimestamp) else { return false }
+        return try self.digest(after: HistoryToken(previous), through: token) == digest
+    }
+
     /// The digest of local history over (`after`, `through`], as ``Batch/digest`` computed it
     /// for the batch that covered that range; nil if that history is not all here any more.
     func digest(after: HistoryToken, through: HistoryToken) throws -> String? {

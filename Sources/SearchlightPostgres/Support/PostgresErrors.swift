@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import NIOCore
+import NIOPosix
 import PostgresNIO
 import SearchlightHistory
 
@@ -41,5 +43,51 @@ enum PostgresErrors {
         // SQLite's errors (from the source database, in the middle of PostgreSQL work) keep their codes.
         if error is DatabaseError { return SearchlightError(wrapping: error, doing: "reading the source database") }
         return SearchlightError(.postgresError, "\(doing): \(describe(error))", underlyingError: error)
+    }
+
+    /// Whether `error` may go away by itself, so that trying again later can succeed: decided by
+    /// kinds, never by a message's text.
+    ///
+    /// - A server error by its SQLSTATE: class `08` (connection exception), `53` (insufficient
+    ///   resources: too many connections, out of memory, disk full), `58` (system error), `40001`
+    ///   and `40P01` (serialization failure, deadlock), `55P03` (lock not available), `57014`
+    ///   (query cancelled) and `57P01` to `57P05` (the server shutting down, crashed, starting up,
+    ///   or the connection idle too long). Any other (`28` a role or password refused, `3D000` no
+    ///   such database, `42` a statement or object the server does not know…) is for a person to fix.
+    /// - postgres-nio's own codes: the connection failed, closed or was cut uncleanly, a query
+    ///   was cancelled, the pool closed, or a message that made no sense (a server that crashed
+    ///   mid-reply); not TLS or authentication refused by the client library.
+    /// - NIO's channel errors (`ChannelError`, `IOError`, `NIOConnectionError`: refused,
+    ///   reset, timed out, unreachable).
+    /// - A ``SearchlightError`` by what it wraps (nothing wrapped: not transient).
+    static func isTransient(_ error: any Error) -> Bool {
+        switch error {
+        case let error as SearchlightError:
+            return error.underlyingError.map(isTransient) ?? false
+        case let error as PSQLError:
+            if let state = error.serverInfo?[.sqlState] { return isTransient(sqlState: state) }
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .queryCancelled, .poolClosed,
+                 .messageDecodingFailure, .unexpectedBackendMessage:
+                return true
+            default:
+                return error.underlying.map(isTransient) ?? false
+            }
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed, .eof, .writeHostUnreachable: return true
+            default: return false
+            }
+        case is IOError, is NIOConnectionError, is ConnectionUnavailable, is ConnectionClosed, is CommitOutcomeUnknown, is NoAnswer, is StepStalled:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// ``isTransient(_:)`` for a server error's SQLSTATE.
+    static func isTransient(sqlState state: String) -> Bool {
+        if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("58") { return true }
+        return ["40001", "40P01", "55P03", "57014", "57P01", "57P02", "57P03", "57P04", "57P05"].contains(state)
     }
 }

@@ -65,4 +65,67 @@ struct PostgresCommandTests {
         let usage = try await PostgresCLI.run(["sink", "--db", database.path, "--postgres", url, "--batch-size", "0"])
         #expect(usage.status == 2)
     }
+
+    /// A URL whose server refuses the connection, whose database or role does not exist, is
+    /// told at once by `search` as by `status` (one line, exit 1): a first direct connection,
+    /// not a pool that retries until its circuit breaker trips a minute later.
+    @Test func searchTellsABadServerDatabaseOrRoleInOneLine() async throws {
+        let base = try #require(PostgresTestServer.url)
+        let server = try #require(URLComponents(string: base))
+        let host = server.host ?? "127.0.0.1", port = server.port ?? 5432, user = server.user ?? "postgres"
+        let cases: [(String, String)] = [
+            ("postgres://\(user)@127.0.0.1:1/none", "connection refused"),
+            ("postgres://\(user)@\(host):\(port)/searchlight_nosuchdb", #"database "searchlight_nosuchdb" does not exist"#),
+            ("postgres://searchlight_nosuchrole@\(host):\(port)/searchlight", #"role "searchlight_nosuchrole" does not exist"#),
+        ]
+        for (url, message) in cases {
+            for command in ["search", "status"] {
+                let arguments = command == "search" ? ["search", "kernel", "--postgres", url] : ["status", "--postgres", url]
+                let result = try await PostgresCLI.run(arguments)
+                #expect(result.status == 1, "\(arguments): \(result.status)")
+                #expect(result.stderrLines.count == 1 && result.stderr.contains("cannot connect to PostgreSQL at \(url): \(message)"),
+                        "\(arguments): \(result.stderr)")
+                #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+            }
+        }
+    }
+
+    /// A following sink (no `--once`) whose database or role does not exist stops with one line
+    /// and exit 1, and changes nothing: only a person can fix that. A refused connection is
+    /// retried (the server may be starting): the sink keeps running, saying so, until SIGTERM.
+    @Test func aFollowingSinkStopsOnAnUnknownDatabaseOrRoleAndRetriesARefusedConnection() async throws {
+        let base = try #require(PostgresTestServer.url)
+        let server = try #require(URLComponents(string: base))
+        let host = server.host ?? "127.0.0.1", port = server.port ?? 5432, user = server.user ?? "postgres"
+        let database = try TestDatabase()
+        _ = try database.openStore()
+        let consumers = "SELECT * FROM searchlight_consumer;"
+        let before = try database.shell(consumers)
+        let cases: [(String, String)] = [
+            ("postgres://\(user)@\(host):\(port)/searchlight_nosuchdb", #"database "searchlight_nosuchdb" does not exist"#),
+            ("postgres://searchlight_nosuchrole@\(host):\(port)/searchlight", #"role "searchlight_nosuchrole" does not exist"#),
+        ]
+        for (url, message) in cases {
+            let sink = PostgresCLI.start(["sink", "--db", database.path, "--postgres", url])
+            // Bounded against a sink that retries forever (it did: every 5 s); not a latency assertion.
+            let ended = await sink.waitUntil(timeout: 90) { _, _ in sink.isFinished }
+            if !ended { sink.process.terminate() }
+            let result = try await PostgresCLI.finish(sink)
+            #expect(ended, "the sink of \(url) still runs: \(result.stderr.suffix(500))")
+            #expect(result.status == 1, "\(url): \(result.status)")
+            #expect(result.stderrLines.count == 1 && result.stderr.contains("cannot connect to PostgreSQL at \(url): \(message)"),
+                    "\(url): \(result.stderr)")
+        }
+        #expect(try database.shell(consumers) == before)
+
+        // Refused: retried with backoff; still running after two attempts; SIGTERM ends it with 0.
+        let refused = PostgresCLI.start(["sink", "--db", database.path, "--postgres", "postgres://\(user)@127.0.0.1:1/none"])
+        let retried = await refused.waitUntil(timeout: 90) { _, stderr in
+            stderr.components(separatedBy: "connection refused; trying again in").count > 2
+        }
+        #expect(retried && !refused.isFinished, "\(refused.stderr.suffix(500))")
+        refused.process.terminate()
+        let stopped = try await PostgresCLI.finish(refused)
+        #expect(stopped.status == 0, "\(stopped.status): \(stopped.stderr.suffix(500))")
+    }
 }

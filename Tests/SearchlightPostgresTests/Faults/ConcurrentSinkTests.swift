@@ -51,6 +51,59 @@ struct ConcurrentSinkTests {
         #expect(failures.isEmpty, "seed \(seed) (SEARCHLIGHT_SEED=\(seed) replays it): \(failures.joined(separator: "\n"))")
     }
 
+    /// Two following sinks of one unchanged file, a writer committing all the time, and one
+    /// sink paused (SIGSTOP) now and then for 1.5 s, at random: the other commits many batches
+    /// meanwhile, so that the paused one wakes up behind PostgreSQL by more than a batch. It
+    /// follows: no resync at all (there is no divergence), and PostgreSQL ends equal to the rows.
+    @Test func twoSinksOfOneFileOnePausedNeverResynchronize() async throws {
+        let (seed, generator) = seededGenerator("twoSinksOfOneFileOnePausedNeverResynchronize")
+        var random = generator
+        let source = try await FaultSource(.notes)
+        let postgres = FaultPostgres.fresh("paused")
+        let id = try source.sourceID()
+        try await source.catchUp(postgres)
+        var failures: [String] = []
+        let log = source.directory + "/writer-1.log"
+        let sinks = [source.follow(postgres, extra: ["--batch-size", "5"]), source.follow(postgres, extra: ["--batch-size", "5"])]
+        for sink in sinks {
+            if !(await sink.waitUntil(stderrContains: "following source")) { failures.append("a sink never followed: \(sink.stderr.suffix(500))") }
+        }
+        let writer = source.writer(log: log, seconds: 6, seed: seed, index: 1)
+        var pauses = 0
+        while writer.isRunning && pauses < 3 {
+            try await Task.sleep(for: .microseconds(200_000 + random.next() % 600_000))
+            let paused = sinks[Int(random.next() % 2)]
+            paused.signal(SIGSTOP)
+            try await Task.sleep(for: .milliseconds(1_500))
+            paused.signal(SIGCONT)
+            pauses += 1
+        }
+        let written = await writer.finish()
+        if written.status != 0 { failures.append("the writer exited \(written.status): \(written.stderr.prefix(300))") }
+        // Both follow to the head (bounded: a guard against hangs, not a latency assertion).
+        let head = try source.headToken()
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline, ((try? await postgres.checkpoint(id))?.token ?? 0) < head {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        for sink in sinks {
+            sink.signal(SIGTERM)
+            let result = await sink.finish(timeout: 60)
+            if result.status != 0 || result.signalled { failures.append("a sink did not exit 0 on SIGTERM: \(result.status) \(result.stderr.suffix(500))") }
+            for line in result.stderr.split(separator: "\n") where line.contains("resynchronized") || line.contains("loaded a snapshot") {
+                failures.append("a sink resynchronized: \(line)")
+            }
+        }
+        let row = try await postgres.checkpoint(id)
+        #expect(row?.token == head, "PostgreSQL at \(row.map { "\($0.token)" } ?? "none"), the head \(head)")
+        #expect(row?.resyncs == 0, "\(row.map { "\($0.resyncs) resyncs: \($0.reason)" } ?? "")")
+        failures += try await FaultOracle.differences(source, id: id, postgres: postgres).prefix(10)
+        let logged = try await FaultOracle.writerLogDifferences(logs: [log], entity: "Note", postgres: postgres, source: id)
+        failures += logged.differences.prefix(10)
+        print("twoSinksOfOneFileOnePaused: seed \(seed), \(pauses) pauses, \(logged.ids) ids, head \(head)")
+        #expect(failures.isEmpty, "seed \(seed) (SEARCHLIGHT_SEED=\(seed) replays it): \(failures.joined(separator: "\n"))")
+    }
+
     @Test func eightSourcesSinkIntoOneServerAtOnce() async throws {
         let (seed, _) = seededGenerator("eightSourcesSinkIntoOneServerAtOnce")
         let started = ContinuousClock.now

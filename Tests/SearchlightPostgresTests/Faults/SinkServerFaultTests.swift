@@ -106,6 +106,70 @@ struct SinkServerFaultTests {
         #expect(failures.isEmpty, "seed \(seed) (SEARCHLIGHT_SEED=\(seed) replays it): \(failures.joined(separator: "\n"))")
     }
 
+    /// PostgreSQL crashes (`-m immediate`) and starts again three times, 2 s apart, while a
+    /// writer commits: a following sink stays fresh. A write made after the last restart reaches
+    /// PostgreSQL within seconds (asserted with a bound of 30 s, half the 60 s after which a
+    /// stalled step is given up: a step hung on a connection the server dropped made this take
+    /// a minute), and the sink never gave a step up.
+    @Test func threeCrashesInARowLeaveAFollowingSinkFreshWithinSeconds() async throws {
+        let (seed, _) = seededGenerator("threeCrashesInARowLeaveAFollowingSinkFreshWithinSeconds")
+        let cluster = try await PrivateCluster.start()
+        var failures: [String] = []
+        do {
+            let postgres = FaultPostgres.fresh("crashes", base: cluster.url, binDirectory: cluster.binDirectory)
+            let source = try await FaultSource(.notes)
+            let id = try source.sourceID()
+            try await source.catchUp(postgres)
+            // Each batch's transaction sleeps a little after it updates the checkpoint row, so
+            // that a crash mostly finds one open (the sink then rolls back on a connection that
+            // closed: postgres-nio dropped that ROLLBACK, and the step hung until given up).
+            try await postgres.rows("""
+                CREATE FUNCTION \(postgres.s).fault_slow_batch() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_sleep(0.05 + random() * 0.05); RETURN NULL; END $$;
+                CREATE TRIGGER fault_slow_batch AFTER UPDATE ON \(postgres.s).sources
+                    FOR EACH ROW EXECUTE FUNCTION \(postgres.s).fault_slow_batch();
+                """)
+            let sink = source.follow(postgres, extra: ["--batch-size", "20"])
+            #expect(await sink.waitUntil(stderrContains: "following source"), "\(sink.stderr.suffix(500))")
+            let logs = [source.directory + "/writer-1.log", source.directory + "/writer-2.log"]
+            let writer = source.writer(log: logs[0], seconds: 7, seed: seed, index: 1)
+            for round in 1...3 {
+                try await cluster.crash()
+                try await cluster.restart()
+                print("threeCrashesInARow: server crashed and started again (\(round)) at \(Date())")
+                if round < 3 { try await Task.sleep(for: .seconds(2)) }
+            }
+            let restarted = ContinuousClock.now
+            let written = await writer.finish()
+            if written.status != 0 { failures.append("the writer exited \(written.status): \(written.stderr.prefix(300))") }
+            // A write after the last restart.
+            let after = await source.writer(log: logs[1], seconds: 0.3, seed: seed &+ 1, index: 2).finish()
+            if after.status != 0 { failures.append("the writer exited \(after.status): \(after.stderr.prefix(300))") }
+            let head = try source.headToken()
+            let deadline = ContinuousClock.now + .seconds(30)
+            var reached = false
+            while ContinuousClock.now < deadline, sink.isRunning {
+                if let token = try? await postgres.checkpoint(id)?.token, token >= head { reached = true; break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let caughtUp = ContinuousClock.now - restarted
+            print("threeCrashesInARow: seed \(seed), the head \(head) reached \(reached ? "" : "NOT ")within \(caughtUp) of the last restart")
+            if !reached {
+                failures.append("the following sink did not apply a write made after the last restart within 30 s (\(sink.isRunning ? "still running" : "it exited")): \(sink.stderr.suffix(1_500))")
+            }
+            if sink.stderr.contains("no progress for") { failures.append("a step was given up: \(sink.stderr.suffix(1_500))") }
+            sink.signal(SIGTERM)
+            let stopped = await sink.finish(timeout: 60)
+            if stopped.status != 0 || stopped.signalled { failures.append("the sink did not exit 0 on SIGTERM: \(stopped.status) \(stopped.stderr.suffix(500))") }
+            try await source.catchUp(postgres)
+            failures += try await FaultOracle.differences(source, id: id, postgres: postgres).prefix(10)
+        } catch {
+            failures.append("\(error)")
+        }
+        await cluster.remove()
+        #expect(failures.isEmpty, "seed \(seed): \(failures.joined(separator: "\n"))")
+    }
+
     /// Waits (bounded: a bound against hangs, not a latency assertion) until the following sink,
     /// left to itself, has applied the source's head; records it if it died or never got there.
     func waitUntilCaughtUp(_ source: FaultSource, id: String, postgres: FaultPostgres, sink: FaultProcess,

@@ -246,6 +246,52 @@ struct PostgresSearchTests {
         #expect(nothing.total == 0 && nothing.countsBySource == ["a": 0, "b": 0])
     }
 
+    /// A TEXT key holding a NUL is stored as `T:` and its UTF-8 in hex (PostgreSQL's text holds
+    /// no NUL): search gives the key back as it was, beside keys that only look alike.
+    @Test func aTextKeyWithANulCharacterComesBackAsItWas() async throws {
+        let model = TestDatabase.notesModel
+        let analyzer = SearchTextAnalyzer(model: model)
+        let people = model.entity(named: "Person")!
+        let ids: [ObjectID] = [.text("a\u{0}b"), .text("\u{0}"), .text("é\u{0}数"), .text("T:6100"), .blob(Data([0, 0xFF])), .integer(-3)]
+        let documents = ids.enumerated().map { index, id in
+            PostgresDocument(source: "s", entity: people, objectID: id, token: Int64(index + 1), values: ["name": "nulkey person"], analyzer: analyzer)
+        }
+        #expect(documents[0].objectKey == "T:610062")
+        let fixture = try SearchFixture("nulkey")
+        try await PostgresTestServer.withClient { [documents] client in
+            try await fixture.create(client)
+            try await fixture.addSource("s", model: model, client)
+            try await fixture.insert(documents, client)
+        }
+        let results = try await fixture.search { search in try await search.search("nulkey") }
+        #expect(results.total == ids.count)
+        #expect(Set(results.hits.map(\.objectID)) == Set(ids), "\(results.hits.map(\.objectID))")
+    }
+
+    /// PostgreSQL failing under a search is `postgresError`, as the sink says (`databaseError`
+    /// is SQLite's), with the server's message.
+    @Test func aPostgresFailureInSearchIsAPostgresError() async throws {
+        let model = TestDatabase.notesModel
+        let analyzer = SearchTextAnalyzer(model: model)
+        let document = PostgresDocument(source: "s", entity: model.entity(named: "Note")!, objectID: .integer(1), token: 1,
+                                        values: ["title": "kernel", "body": "panic", "tags": ""], analyzer: analyzer)
+        let fixture = try SearchFixture("pgerror")
+        try await PostgresTestServer.withClient { client in
+            try await fixture.create(client)
+            try await fixture.addSource("s", model: model, client)
+            try await fixture.insert([document], client)
+            // A column the search reads is gone: the server refuses the query (SQLSTATE 42703).
+            try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE \(fixture.table) RENAME COLUMN vector TO vector_gone"))
+        }
+        do {
+            _ = try await fixture.search { search in try await search.search("kernel") }
+            Issue.record("the search did not fail")
+        } catch let error as SearchlightError {
+            #expect(error.code == .postgresError, "\(error.code): \(error.message)")
+            #expect(error.message.contains("vector") && error.message.contains("42703"), "\(error.message)")
+        }
+    }
+
     @Test func anyUserTextIsSafe() async throws {
         var (seed, random) = seededGenerator("PostgresSearchTests.anyUserTextIsSafe")
         let model = TestDatabase.notesModel

@@ -110,6 +110,62 @@ struct SinkLineageTests {
         #expect(try await SinkOracle.actual(url, source: "s") == SinkOracle.expected(database.path))
     }
 
+    /// Two sinks of one file share its checkpoint; one that read it, then was slow (paused,
+    /// descheduled) while the other committed two batches (or a snapshot) finds PostgreSQL
+    /// further along than the checkpoint it read. That is this file's own history: it follows,
+    /// and nothing is resynchronized. (Made directly: the shared checkpoint put back to where
+    /// the slow sink read it.)
+    @Test func postgresSeveralBatchesAheadOfTheCheckpointReadIsFollowedWithoutAResync() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let other = try database.openStore(model: nil)
+        let url = PostgresTestServer.freshURL("ahead")
+        let author = "searchlight.postgres.s"
+        try await write(store, "INSERT INTO notes(title) VALUES ('a')", times: 3)
+        #expect(try await sink(store, url).runOnce().resyncs == 1) // the first sync
+        let read = try #require(try store.checkpoint(for: author)).token
+
+        // The other sink commits batches of 5 (three of them) while this one holds `read`.
+        try await write(store, "INSERT INTO notes(title, body) VALUES ('b', 'x')", times: 12)
+        try await write(store, "DELETE FROM notes WHERE id = 2")
+        try await write(store, "UPDATE notes SET body = 'y' WHERE id = 1", times: 2)
+        let ahead = try await sink(other, url).runOnce()
+        #expect(ahead.batches == 3 && ahead.resyncs == 0)
+        try store.saveCheckpoint(read, for: author)
+        let report = try await sink(store, url).runOnce()
+        #expect(report.resyncs == 0, "PostgreSQL three batches ahead was taken for a divergence")
+        #expect(report.adopted == 1)
+        #expect(report.token == (try store.currentToken()))
+        #expect(try await sourceRow(url, "s").resyncs == 0)
+
+        // A snapshot the other sink committed, whose checkpoint this one did not see saved.
+        try await write(store, "INSERT INTO notes(title) VALUES ('c')", times: 2)
+        let beforeSnapshot = try #require(try store.checkpoint(for: author)).token
+        try await PostgresTestServer.withClient(url) { client in
+            // (The model's text changed: the other sink resynchronizes, as after an app upgrade.)
+            try await client.query("UPDATE \(unescaped: try SinkOracle.schema(url)).sources SET model = '{}' WHERE source = 's'")
+        }
+        #expect(try await sink(other, url).runOnce().resyncs == 1)
+        try store.saveCheckpoint(beforeSnapshot, for: author)
+        let afterSnapshot = try await sink(store, url).runOnce()
+        #expect(afterSnapshot.resyncs == 0, "a snapshot of this file's own history was taken for a divergence")
+        #expect(afterSnapshot.adopted == 1)
+        #expect(try await sourceRow(url, "s").resyncs == 1)
+        #expect(try await SinkOracle.actual(url, source: "s") == SinkOracle.expected(database.path))
+
+        // Still told apart: PostgreSQL ahead with a batch that is not this history's.
+        try await write(store, "INSERT INTO notes(title) VALUES ('d')", times: 6)
+        _ = try await sink(other, url).runOnce()
+        let head = try store.currentToken()
+        try await PostgresTestServer.withClient(url) { client in
+            try await client.query("UPDATE \(unescaped: try SinkOracle.schema(url)).sources SET batch_digest = '0000000000000000' WHERE source = 's'")
+        }
+        try store.saveCheckpoint(beforeSnapshot, for: author)
+        #expect(try await sink(store, url).runOnce().resyncs == 1)
+        #expect(try await sourceRow(url, "s").token == head.rawValue)
+        #expect(try await SinkOracle.actual(url, source: "s") == SinkOracle.expected(database.path))
+    }
+
     @Test func aDatabaseRestoredFromAnOlderBackupIsDetectedAndResynchronized() async throws {
         let database = try TestDatabase()
         let store = try database.openStore()
