@@ -127,7 +127,7 @@ struct PostgresSession: Sendable {
     /// up a minute later. Whatever `body` did is then unknown, as after an error in `COMMIT`.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let client = client
-        let acquired = AcquiredFlag()
+        let acquired = AtomicFlag()
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
         let closes = closes
         do {
@@ -176,13 +176,6 @@ final class ProgressClock: Sendable {
     func touch() { last.withLock { $0 = .now } }
     /// How long since the last progress.
     var age: Duration { ContinuousClock.now - last.withLock { $0 } }
-}
-
-/// Whether a connection was handed out (set once, from the pool's task).
-private final class AcquiredFlag: Sendable {
-    private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
 }
 
 /// The pool handed out no connection within the timeout.

@@ -110,7 +110,7 @@ public struct PostgresVerifier: Sendable {
                         let head = try store.currentToken(in: db)
                         try channel.send(.head(head, modelJSON: String(decoding: model.jsonData(), as: UTF8.self)))
                         guard head.rawValue == row.token else { return }
-                        let suspended = Set(try store.captureStatus(in: db).notCapturing.map(\.name))
+                        let suspended = Set(try store.healCapture(in: db).notCapturing.map(\.name))
                         let reader = DocumentReader(model: model, builders: builders)
                         let analyzer = SearchTextAnalyzer(model: model)
                         for entity in model.entities {

@@ -137,7 +137,7 @@ extension PostgresSink {
             let reader = SinkReader(store: store, source: source, author: "", builders: builders)
             try channel.send(.head(token: head, timestamp: try reader.timestamp(of: head, db),
                                    modelJSON: String(decoding: model.jsonData(), as: UTF8.self)))
-            let suspended = Set(try store.captureStatus(in: db).notCapturing.map(\.name))
+            let suspended = Set(try store.healCapture(in: db).notCapturing.map(\.name))
             let documents = DocumentReader(model: model, builders: builders)
             let analyzer = SearchTextAnalyzer(model: model)
             var buffer = ByteBuffer()

@@ -305,7 +305,7 @@ public final class PostgresSink: Sendable {
     /// The lineage check, then one batch (or a resync, or adopting a committed batch).
     func step(_ session: PostgresSession) async throws -> Step {
         try store.checkFileIdentity()
-        _ = try store.captureStatus() // heals capture after a migration of the app, records its gap
+        _ = try store.healCapture() // heals capture after a migration of the app, records its gap
         let local = try store.checkpoint(for: author)
         let schema = session.schema, source = self.source, logger = self.logger
         let localTime = local?.transactionTimestamp?.timeIntervalSince1970

@@ -36,7 +36,7 @@ struct SinkReader: Sendable {
     /// The batch after `token` (PostgreSQL's checkpoint) and the documents of its objects, as of
     /// one snapshot.
     func batch(after token: HistoryToken, batchSize: Int) throws -> Read {
-        try SearchlightError.catchingSQLite("cannot read history of \(store.databaseWriter.path)") {
+        try SearchlightError.catching("cannot read history of \(store.databaseWriter.path)") {
             try store.databaseWriter.read { db in
                 let model = try store.installedModel(in: db)
                 switch try store.fetchBatch(as: author, after: token, batchSize: batchSize, in: db) {
@@ -52,7 +52,7 @@ struct SinkReader: Sendable {
     }
 
     private func documents(of batch: HistoryBatch, model: SearchlightModel, _ db: Database) throws -> Batch {
-        let suspended = Set(try store.captureStatus(in: db).notCapturing.map(\.name))
+        let suspended = Set(try store.healCapture(in: db).notCapturing.map(\.name))
         let reader = DocumentReader(model: model, builders: builders)
         let analyzer = SearchTextAnalyzer(model: model)
         // Each changed object once, with the token of the last transaction that changed it.
@@ -108,7 +108,7 @@ struct SinkReader: Sendable {
     func holdsHistory(of row: SourceRow, after: HistoryToken?) throws -> Bool {
         guard row.token > (after?.rawValue ?? 0), let rowTime = row.tokenTimestamp else { return false }
         let token = HistoryToken(row.token)
-        let times = try SearchlightError.catchingSQLite("cannot read history of \(store.databaseWriter.path)") {
+        let times = try SearchlightError.catching("cannot read history of \(store.databaseWriter.path)") {
             try store.databaseWriter.read { db -> (Double?, Double??)? in
                 guard try store.currentToken(in: db) >= token else { return nil } // a history that went back (a restored backup)
                 return (try timestamp(of: token, db), try row.previousToken.map { try timestamp(of: HistoryToken($0), db) })
@@ -125,7 +125,7 @@ struct SinkReader: Sendable {
     /// The digest of local history over (`after`, `through`], as ``Batch/digest`` computed it
     /// for the batch that covered that range; nil if that history is not all here any more.
     func digest(after: HistoryToken, through: HistoryToken) throws -> String? {
-        try SearchlightError.catchingSQLite("cannot read history of \(store.databaseWriter.path)") {
+        try SearchlightError.catching("cannot read history of \(store.databaseWriter.path)") {
             try store.databaseWriter.read { db -> String? in
                 var digest = BatchDigest()
                 var cursor = after
@@ -170,13 +170,4 @@ enum SinkDocuments {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
-}
-
-extension SearchlightError {
-    /// Runs `body`, wrapping any error as `SearchlightError` (SQLite's, through GRDB).
-    static func catchingSQLite<T>(_ doing: @autoclosure () -> String, _ body: () throws -> T) throws(SearchlightError) -> T {
-        do { return try body() } catch let error as SearchlightError { throw error } catch {
-            throw SearchlightError(.databaseError, "\(doing()): \(error)", underlyingError: error)
-        }
-    }
 }

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import SearchlightHistory
 
 /// Hands elements from a synchronous producer (a thread inside an SQLite read transaction) to
 /// an async consumer (a `COPY` into PostgreSQL), at most `capacity` at a time: the producer
@@ -11,7 +11,7 @@ final class SnapshotChannel<Element: Sendable>: Sendable {
     private let stream: AsyncStream<Element>
     private let continuation: AsyncStream<Element>.Continuation
     private let credits: DispatchSemaphore
-    private let cancelled = Mutex(false)
+    private let cancelled = AtomicFlag()
     private let capacity: Int
 
     init(capacity: Int = 2) {
@@ -23,7 +23,7 @@ final class SnapshotChannel<Element: Sendable>: Sendable {
     /// Producer: waits for room, then sends. Throws `Cancelled` once the consumer gave up.
     func send(_ element: Element) throws {
         credits.wait()
-        if cancelled.withLock({ $0 }) { credits.signal(); throw Cancelled() }
+        if cancelled.isSet { credits.signal(); throw Cancelled() }
         continuation.yield(element)
     }
 
@@ -38,7 +38,7 @@ final class SnapshotChannel<Element: Sendable>: Sendable {
 
     /// Consumer: stops the producer (its next ``send(_:)`` throws).
     func cancel() {
-        cancelled.withLock { $0 = true }
+        cancelled.set()
         continuation.finish()
         for _ in 0..<capacity { credits.signal() }
     }

@@ -12,27 +12,6 @@ import Testing
 /// sub-second maximum; retry decided by kinds of errors (SQLSTATE classes, postgres-nio's
 /// codes, NIO's channel errors), never by a message's text or a type's name.
 struct SinkRetryTests {
-    /// Log messages, kept (a test's own handler: the global logging system is left alone).
-    final class Recorder: Sendable {
-        let messages = Mutex<[String]>([])
-        var logger: Logger {
-            Logger(label: "test.sink.retry") { _ in RecordingHandler(recorder: self) }
-        }
-    }
-
-    struct RecordingHandler: LogHandler {
-        let recorder: Recorder
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            recorder.messages.withLock { $0.append("\(event.message)") }
-        }
-    }
-
     @Test func backoffStaysWithinASubSecondMaximumAndIsJittered() {
         var generator = SplitMix(seed: 1)
         for maximum in [Duration.milliseconds(1), .milliseconds(40), .milliseconds(300), .milliseconds(999), .seconds(5)] {
@@ -93,11 +72,11 @@ struct SinkRetryTests {
         let store = try database.openStore()
         let url = PostgresTestServer.freshURL("backoff")
         try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('a')") }
-        let recorder = Recorder()
+        let recorder = CapturedLog()
         var configuration = PostgresSink.Configuration()
         configuration.source = "s"
         configuration.batchSize = 1
-        configuration.logger = recorder.logger
+        configuration.logger = recorder.logger(label: "test.sink.retry")
         configuration.maximumBackoff = .milliseconds(300)
         // Each batch's outcome "unknown" once: the sink backs off, reads PostgreSQL back, adopts it.
         let failed = Mutex<Set<Int64>>([])
@@ -110,11 +89,11 @@ struct SinkRetryTests {
         for i in 0..<3 { try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: ["b\(i)"]) } }
         let report = try await PostgresSink(store: store, endpoint: PostgresEndpoint(url: url), configuration: configuration).runOnce()
         #expect(report.token == (try store.currentToken()) && report.resyncs == 0 && report.adopted == 3)
-        let waits = recorder.messages.withLock { $0 }.compactMap { message -> Int? in
+        let waits = recorder.messages.compactMap { message -> Int? in
             guard let range = message.range(of: "trying again in ") else { return nil }
             return Int(message[range.upperBound...].prefix { $0.isNumber })
         }
-        #expect(waits.count == 3, "\(recorder.messages.withLock { $0 })")
+        #expect(waits.count == 3, "\(recorder.messages)")
         #expect(waits.allSatisfy { (1...300).contains($0) }, "waits \(waits) ms with a maximum of 300 ms")
     }
 }
