@@ -120,6 +120,9 @@ public final class Indexer: Sendable {
         public var token = HistoryToken.zero
         /// Why the index was rebuilt, if it was.
         public var rebuildReason: RebuildReason?
+        /// Whether the index reached the head: always, but after a bounded turn
+        /// (``indexPendingChanges(maximumBatches:)``) that stopped with batches left.
+        public var isCaughtUp = true
 
         mutating func add(_ update: Update) {
             changes += update.changes
@@ -272,13 +275,34 @@ public final class Indexer: Sendable {
         try indexPendingChanges(until: { Task.isCancelled })
     }
 
+    /// One turn of indexing, for a scheduler that shares threads among many indexes (``Fleet``):
+    /// at most `maximumBatches` batches, on a thread of its own (the calling task's thread is
+    /// never blocked). A rebuild, when one is needed, runs whole within the turn. Cancelling the
+    /// calling task stops between batches with `cancelled`, as ``indexPendingChanges()`` does.
+    ///
+    /// - Returns: what the turn did; ``Summary/isCaughtUp`` is false when batches are left.
+    public func indexPendingChanges(maximumBatches: Int) async throws(SearchlightError) -> Summary {
+        if maximumBatches <= 0 {
+            throw SearchlightError(.invalidArgument, "invalid maximumBatches \(maximumBatches): it must be positive")
+        }
+        return try await IndexFollower.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+            try indexPendingChanges(until: shouldStop, maximumBatches: maximumBatches)
+        }
+    }
+
     /// ``indexPendingChanges()``, stopping (with `cancelled`) between batches and rebuild
-    /// chunks once `shouldStop` says so.
-    func indexPendingChanges(until shouldStop: () -> Bool) throws(SearchlightError) -> Summary {
+    /// chunks once `shouldStop` says so, and after `maximumBatches` batches (not caught up).
+    func indexPendingChanges(until shouldStop: () -> Bool, maximumBatches: Int = .max) throws(SearchlightError) -> Summary {
         var summary = Summary()
         var rebuilds = 0
+        var batches = 0
         while true {
             if shouldStop() { throw SearchlightError(.cancelled, "indexing was cancelled") }
+            if batches >= maximumBatches {
+                summary.isCaughtUp = false
+                return summary
+            }
+            batches += 1
             let outcome = try SearchlightError.catchingCallbacks("indexing failed") { try store.databaseWriter.write { try batch($0) } }
             switch outcome {
             case let .caughtUp(token):

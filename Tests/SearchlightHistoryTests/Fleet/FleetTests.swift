@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import SearchlightHistory
+import SearchlightTestSupport
+
+/// The fleet's scheduling, with members that only record their turns: fairness (a member that
+/// always has more work cannot starve the others), isolation (a member that cannot be opened
+/// does not stop the rest), and the glob.
+@Suite struct FleetTests {
+    /// Records the order of every member's turns.
+    final class Journal: Sendable {
+        let turns = Mutex<[String]>([])
+        func record(_ name: String) { turns.withLock { $0.append(name) } }
+    }
+
+    final class FakeMember: FleetMember {
+        let name: String
+        let journal: Journal
+        /// Turns before it catches up (Int.max: never).
+        let work: Int
+        let done = Mutex(0)
+        init(name: String, journal: Journal, work: Int) { self.name = name; self.journal = journal; self.work = work }
+        func hasPendingWork() async throws(SearchlightError) -> Bool { done.withLock { $0 } < work }
+        func step() async throws(SearchlightError) -> Bool {
+            journal.record(name)
+            return done.withLock { $0 += 1; return $0 } >= work
+        }
+        func close() async {}
+    }
+
+    static func folder(_ names: [String]) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-fleet-unit-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for name in names { FileManager.default.createFile(atPath: directory + "/" + name, contents: Data()) }
+        return directory
+    }
+
+    @Test func aBusyMemberCannotStarveTheOthers() async throws {
+        let directory = try Self.folder(["busy.db", "a.db", "b.db", "c.db"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal()
+        var configuration = Fleet<FakeMember>.Configuration()
+        configuration.concurrency = 1
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { path throws(SearchlightError) in
+            let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+            return FakeMember(name: name, journal: journal, work: name == "busy" ? Int.max : 3)
+        }
+        let running = Task { await fleet.run() }
+        // Each quiet member needs 3 turns; the busy one never catches up.
+        try await withTimeout(120) {
+            while journal.turns.withLock({ turns in ["a", "b", "c"].contains { name in turns.filter { $0 == name }.count < 3 } }) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        running.cancel()
+        await running.value
+        let turns = journal.turns.withLock { $0 }
+        // Round robin: by the time every quiet member had its 3 turns, the busy one had at most
+        // one turn more than each of them.
+        let lastQuiet = turns.lastIndex { $0 != "busy" }!
+        let busyTurns = turns[...lastQuiet].filter { $0 == "busy" }.count
+        #expect(busyTurns <= 4, "\(turns.prefix(40))")
+    }
+
+    @Test func aMemberThatCannotBeOpenedDoesNotStopTheOthers() async throws {
+        let directory = try Self.folder(["bad.db", "good.db"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal()
+        let attempts = Mutex(0)
+        var configuration = Fleet<FakeMember>.Configuration()
+        configuration.minimumRetry = .milliseconds(1)
+        configuration.maximumRetry = .milliseconds(20)
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { path throws(SearchlightError) in
+            if path.hasSuffix("bad.db") {
+                let attempt = attempts.withLock { $0 += 1; return $0 }
+                if attempt < 5 { throw SearchlightError(.notADatabase, "not a database (attempt \(attempt))") }
+            }
+            let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+            return FakeMember(name: name, journal: journal, work: 1)
+        }
+        let running = Task { await fleet.run() }
+        try await withTimeout(120) {
+            while !journal.turns.withLock({ $0.contains("good") && $0.contains("bad") }) { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let members = fleet.members()
+        running.cancel()
+        await running.value
+        #expect(attempts.withLock { $0 } == 5, "tried again after each failure")
+        #expect(members.map(\.path).map { URL(fileURLWithPath: $0).lastPathComponent } == ["bad.db", "good.db"])
+        #expect(members.allSatisfy { $0.failure == nil && $0.isOpen }, "\(members)")
+    }
+
+    @Test func theBackoffIsBoundedAndJittered() {
+        var seen: Set<Duration> = []
+        for failures in 1...40 {
+            let delay = Fleet<FakeMember>.backoff(failures: failures, minimum: .milliseconds(100), maximum: .milliseconds(800))
+            let ceiling = min(Duration.milliseconds(800), .milliseconds(100) * (1 << min(failures - 1, 30)))
+            #expect(delay >= ceiling / 2 && delay <= ceiling, "\(failures): \(delay)")
+            seen.insert(delay)
+        }
+        #expect(seen.count > 10)
+    }
+
+    @Test func theGlobMatchesFileNamesInOneFolder() throws {
+        let glob = try DatabaseGlob("/data/tenants/*.sqlite")
+        #expect(glob.directory == "/data/tenants" && glob.pattern == "*.sqlite")
+        #expect(glob.matches(fileName: "a.sqlite") && !glob.matches(fileName: "a.sqlite-wal") && !glob.matches(fileName: ".hidden.sqlite"))
+        #expect(!glob.matches(fileName: "a.sqlite-journal") && !glob.matches(fileName: "a.db"))
+        for bad in ["", "*/a.sqlite", "tenants/", "a\0b"] {
+            let error = #expect(throws: SearchlightError.self) { try DatabaseGlob(bad) }
+            #expect(error?.code == .invalidArgument, "\(bad.debugDescription)")
+        }
+    }
+}
