@@ -95,32 +95,12 @@ final class IndexFollower: Sendable {
 
     /// Runs synchronous indexing work on a thread of its own and suspends (without blocking a
     /// thread) until it ends. Cancelling the calling task makes `shouldStop` true, which the
-    /// work checks between batches and rebuild chunks.
+    /// work checks between batches and rebuild chunks. (The boundary every consumer shares:
+    /// ``DedicatedThread``.)
     static func run<T: Sendable>(name: String,
                                  _ work: @escaping @Sendable (_ shouldStop: @escaping @Sendable () -> Bool) throws(SearchlightError) -> T)
         async throws(SearchlightError) -> T
     {
-        let cancelled = AtomicBool()
-        let result: Result<T, SearchlightError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    continuation.resume(returning: Result { () throws(SearchlightError) -> T in try work { cancelled.value } })
-                }
-                thread.name = name
-                thread.start()
-            }
-        } onCancel: {
-            cancelled.value = true
-        }
-        return try result.get()
-    }
-}
-
-/// A flag set from any thread.
-final class AtomicBool: Sendable {
-    private let storage = Mutex(false)
-    var value: Bool {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
+        try await DedicatedThread.run(name: name, work)
     }
 }
