@@ -31,7 +31,7 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-11, repeatable; 10, instruction counts under callgrind, runs only when named).")
+    @Option(help: "Run only these scenarios (1-12, repeatable; 10, instruction counts under callgrind, and 12, a fleet of databases, run only when named).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -60,6 +60,12 @@ struct SearchlightBench: AsyncParsableCommand {
 
     @Option(help: "The seed of scenario 11's queries.")
     var typoSeed: UInt64 = 11
+
+    @Option(help: "Databases in scenario 12 (a fleet under one watch --dbs).")
+    var fleetDatabases = 1_000
+
+    @Option(help: "Writes to random tenants in scenario 12's freshness measurement.")
+    var fleetWrites = 200
 
     @Option(help: .hidden)
     var rebuildChild: String?
@@ -105,6 +111,7 @@ struct SearchlightBench: AsyncParsableCommand {
         } else if chosen.contains(9) {
             FileHandle.standardError.write(Data("scenario 9 (PostgreSQL sink) skipped: no --postgres\n".utf8))
         }
+        try step(12, "a fleet under one watch --dbs") { try FleetScenario.run(documents, databases: fleetDatabases, writes: fleetWrites) }
         try step(11, "typo tolerance and suggestions") { try TypoSearch.run(documents, queryCount: typoQueries, seed: typoSeed) }
         if chosen.contains(10) {
             FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))

@@ -95,23 +95,12 @@ final class IndexFollower: Sendable {
 
     /// Runs synchronous indexing work on a thread of its own and suspends (without blocking a
     /// thread) until it ends. Cancelling the calling task makes `shouldStop` true, which the
-    /// work checks between batches and rebuild chunks.
+    /// work checks between batches and rebuild chunks. (The boundary every consumer shares:
+    /// ``DedicatedThread``.)
     static func run<T: Sendable>(name: String,
                                  _ work: @escaping @Sendable (_ shouldStop: @escaping @Sendable () -> Bool) throws(SearchlightError) -> T)
         async throws(SearchlightError) -> T
     {
-        let cancelled = AtomicFlag()
-        let result: Result<T, SearchlightError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    continuation.resume(returning: Result { () throws(SearchlightError) -> T in try work { cancelled.isSet } })
-                }
-                thread.name = name
-                thread.start()
-            }
-        } onCancel: {
-            cancelled.set()
-        }
-        return try result.get()
+        try await DedicatedThread.run(name: name, work)
     }
 }

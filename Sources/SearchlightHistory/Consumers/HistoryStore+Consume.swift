@@ -159,37 +159,50 @@ extension HistoryStore {
     /// Follows history as `consumer` until the calling task is cancelled: processes every
     /// pending batch, then each commit as it happens, in this process or any other (see
     /// ``historyUpdates()``). When the consumer needs a resync, `resynchronize` runs as in
-    /// ``resynchronize(as:_:)`` and consumption goes on from the head.
+    /// ``resynchronize(as:_:)``, in the same transaction as the check that asked for it, and
+    /// consumption goes on from the head.
     ///
-    /// Cancellation is checked between batches: the batch in flight commits (or rolls back)
-    /// and the function returns normally. Errors (a full disk, a failing `body`) end it.
+    /// It runs on a ``HistoryFollower``: each batch is one write transaction on a dedicated
+    /// thread, never in Swift's cooperative pool. Cancellation is checked between batches: the
+    /// batch in flight commits (or rolls back) and the function returns normally.
+    ///
+    /// Errors that retrying may clear (SQLite busy or locked past the busy timeout, a full
+    /// disk, an I/O error: see ``HistoryFailure/classify(_:)``) are logged with the store's
+    /// logger and retried with backoff (50 ms to 5 s, jittered). Any other error ends it,
+    /// nothing of its batch saved: an error thrown by `body` or `resynchronize` (as
+    /// ``SearchlightError/Code-swift.struct/bodyFailed``, your error as its cause), the
+    /// database file replaced, Searchlight uninstalled, an invalid filter or batch size.
     public func consume(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500,
                         resynchronize: @escaping @Sendable (HistoryToken, Database) throws -> Void,
                         _ body: @escaping @Sendable (HistoryBatch, Database) throws -> Void) async throws(SearchlightError) {
-        let commits = historyUpdates() // subscribe first: no commit after the backlog is missed
-        var iterator = commits.makeAsyncIterator()
-        while !Task.isCancelled {
-            let outcome: HistoryConsumption
-            do {
-                // GRDB's async write: no thread of the cooperative pool waits for the lock. A resync
-                // runs in the same transaction as the check that asked for it.
-                outcome = try await dbPool.write { [self] db in
-                    let outcome = try nextBatch(as: consumer, filter: filter, batchSize: batchSize, db, body)
-                    if case .needsResync = outcome { _ = try self.resynchronize(as: consumer, in: db, resynchronize) }
-                    return outcome
-                }
-            } catch is CancellationError {
-                return
-            } catch {
-                throw SearchlightError(wrappingClosureError: error, doing: "consumer \"\(consumer)\" failed")
-            }
-            switch outcome {
-            case .consumed, .needsResync:
-                continue
-            case .caughtUp:
-                // Ends with nil when the task is cancelled.
-                guard await iterator.next() != nil else { return }
-            }
+        let closures = ClosureConsumer(author: consumer, filter: filter, batchSize: batchSize, resynchronize: resynchronize, body: body)
+        try await HistoryFollower(closures, store: self).run()
+    }
+
+    /// One step of ``consume(as:filter:batchSize:resynchronize:_:)``: a batch, or a resync, in
+    /// one write transaction.
+    fileprivate func consumeStep(as consumer: String, filter: HistoryFilter, batchSize: Int,
+                                 resynchronize: (HistoryToken, Database) throws -> Void,
+                                 _ body: (HistoryBatch, Database) throws -> Void) throws -> HistoryStep {
+        let outcome = try dbPool.write { db in
+            let outcome = try nextBatch(as: consumer, filter: filter, batchSize: batchSize, db, body)
+            if case .needsResync = outcome { _ = try self.resynchronize(as: consumer, in: db, resynchronize) }
+            return outcome
         }
+        if case .caughtUp = outcome { return .caughtUp }
+        return .progressed
+    }
+}
+
+/// The consumer of ``HistoryStore/consume(as:filter:batchSize:resynchronize:_:)``: its closures.
+private struct ClosureConsumer: LocalHistoryConsumer {
+    let author: String
+    let filter: HistoryFilter
+    let batchSize: Int
+    let resynchronize: @Sendable (HistoryToken, Database) throws -> Void
+    let body: @Sendable (HistoryBatch, Database) throws -> Void
+
+    func step(_ store: HistoryStore, shouldStop: @escaping @Sendable () -> Bool) throws -> HistoryStep {
+        try store.consumeStep(as: author, filter: filter, batchSize: batchSize, resynchronize: resynchronize, body)
     }
 }
