@@ -36,7 +36,10 @@ struct ReindexCommand: ParsableCommand {
             let bar = ProgressBar(enabled: isatty(STDERR_FILENO) != 0)
             let summary = try indexer.reindex { bar.show($0.done, of: $0.total) }
             bar.finish()
-            print("Rebuilt the index: \(summary.upserted) documents; then applied \(summary.changes) later changes; token \(summary.token).")
+            // What the index holds, not only what this run wrote (it may have resumed a rebuild
+            // that a stopped run began).
+            let held = try SearchIndex(store: store).documentCounts().values.reduce(0, +)
+            print("Rebuilt the index: it holds \(held) documents (\(summary.upserted) written by this run); then applied \(summary.changes) later changes; token \(summary.token).")
             return
         }
         let summary = try indexer.reindex(ids: ids.flatMap(ObjectID.candidates(typed:)), entity: entity)

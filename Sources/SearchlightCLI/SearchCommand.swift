@@ -134,16 +134,16 @@ struct SearchCommand: ParsableCommand {
                     try container.encodeIfPresent(facets, forKey: .facets)    // only with --facet
                 }
             }
-            print(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
+            Output.machine(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
                                        truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation,
                                        corrections: results.corrections, correctionBounded: results.isCorrectionBounded, facets: results.facets)))
         case .jsonl:
-            for hit in results.hits { print(try Output.json(Hit(hit), pretty: false)) }
+            for hit in results.hits { Output.machine(try Output.json(Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)
         case .csv:
             print("entity,id,title,snippet,score")
             for hit in results.hits {
-                print([hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
+                Output.machine([hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
             }
             bounds(results).map(Output.note)
         case .table:

@@ -63,7 +63,7 @@ struct StatusCommand: ParsableCommand {
             historyTransactions: history.transactions, historyChanges: history.changes,
             capture: try store.healCapture())
         if format == .json {
-            print(try Output.json(status))
+            Output.machine(try Output.json(status))
             return
         }
         print("Head token: \(status.headToken)")

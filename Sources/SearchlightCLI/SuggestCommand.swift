@@ -37,7 +37,7 @@ struct SuggestCommand: ParsableCommand {
         let suggestions = try SearchIndex(store: store).suggest(words.joined(separator: " "), limit: limit, typos: typos)
         switch format {
         case .json:
-            print(try Output.json(suggestions))
+            Output.machine(try Output.json(suggestions))
         case .table:
             var rows = [["WORD", "DOCUMENTS", "TYPOS", "TEXT"]]
             for suggestion in suggestions {

@@ -47,7 +47,7 @@ struct VerifyCommand: ParsableCommand {
         }
         switch format {
         case .json:
-            print(try Output.json(Result(consistent: consistent, repaired: repaired, differences: found.differences,
+            Output.machine(try Output.json(Result(consistent: consistent, repaired: repaired, differences: found.differences,
                                          pending: found.pending, token: found.token, integrityErrors: found.integrityErrors,
                                          vocabularyDifferences: found.vocabularyDifferences, notIndexed: found.notIndexed, entities: found.entities)))
         case .text:

@@ -14,9 +14,22 @@ package enum Output {
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
-                return handler
+                return EscapingLogHandler(handler)
             }
         }
+    }
+
+    /// Text for people on stdout: each line with the characters that could rewrite a terminal
+    /// escaped (``UserText``), the line breaks kept. Machine formats (JSON, CSV) go through
+    /// ``machine(_:)`` and keep their data exact.
+    package static func human(_ text: String, terminator: String = "\n") {
+        Swift.print(text.split(separator: "\n", omittingEmptySubsequences: false).map { UserText.oneLine(String($0)) }.joined(separator: "\n"),
+                    terminator: terminator)
+    }
+
+    /// JSON or CSV on stdout, exactly (JSON escapes control characters itself).
+    package static func machine(_ text: String) {
+        Swift.print(text)
     }
 
     /// One line on stderr.
@@ -50,8 +63,9 @@ package enum Output {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// Aligned columns, the first row being the header.
+    /// Aligned columns, the first row being the header; cells are data, escaped for a terminal.
     package static func table(_ rows: [[String]]) -> String {
+        let rows = rows.map { $0.map(UserText.oneLine) }
         guard let header = rows.first else { return "" }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
@@ -84,5 +98,40 @@ package enum Output {
     package static func clip(_ text: String, _ width: Int) -> String {
         let flat = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return flat.count <= width ? flat : String(flat.prefix(width - 1)) + "…"
+    }
+}
+
+/// A log handler that escapes what could rewrite a terminal (paths, table and column names, user
+/// text quoted in messages) in each message and metadata value, then hands it on: every log line
+/// stays one line.
+struct EscapingLogHandler: LogHandler {
+    var wrapped: StreamLogHandler
+
+    init(_ wrapped: StreamLogHandler) { self.wrapped = wrapped }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue.mapValues(Self.escaped) }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue.map(Self.escaped) }
+    }
+
+    private static func escaped(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        .string(UserText.oneLine("\(value)"))
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        event.message = "\(UserText.oneLine("\(event.message)"))"
+        event.metadata = event.metadata?.mapValues(Self.escaped)
+        wrapped.log(event: event)
     }
 }

@@ -92,14 +92,14 @@ struct SearchCommand: AsyncParsableCommand {
         }
         switch format {
         case .json:
-            print(try Output.json(Page(results: results)))
+            Output.machine(try Output.json(Page(results: results)))
         case .jsonl:
-            for hit in results.hits { print(try Output.json(Hit(hit: hit), pretty: false)) }
+            for hit in results.hits { Output.machine(try Output.json(Hit(hit: hit), pretty: false)) }
             bounds(results).map(Output.note)
         case .csv:
             print("source,entity,id,title,snippet,score")
             for hit in results.hits {
-                print([hit.source, hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
+                Output.machine([hit.source, hit.entity, hit.objectID.description, hit.title ?? "", hit.snippet, String(hit.score)].map(Output.csvField).joined(separator: ","))
             }
             bounds(results).map(Output.note)
         case .table:

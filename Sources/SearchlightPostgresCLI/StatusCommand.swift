@@ -26,7 +26,7 @@ struct StatusCommand: AsyncParsableCommand {
         let sources = try await PostgresStatus.read(endpoint, database: store)
         switch format {
         case .json:
-            print(try Output.json(sources))
+            Output.machine(try Output.json(sources))
         case .table:
             guard !sources.isEmpty else { print("No sources in PostgreSQL yet."); return }
             var rows = [["SOURCE", "TOKEN", "HEAD", "LAG", "LAG_S", "APPLIED_S_AGO", "LIVE_LAG", "RESYNCS", "DOCUMENTS", "LAST_RESYNC_REASON"]]

@@ -46,7 +46,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let report = try await verifier.verify(repair: repair)
         switch format {
         case .json:
-            print(try Output.json(Result(consistent: report.isConsistent, repaired: report.repaired, differences: report.differences,
+            Output.machine(try Output.json(Result(consistent: report.isConsistent, repaired: report.repaired, differences: report.differences,
                                          source: report.source, token: report.token, entities: report.entities)))
         case .table:
             for entity in report.entities {

@@ -101,4 +101,37 @@ import SearchlightTestSupport
             #expect(result.stderr.contains(#"\r"#) && result.stderr.contains(#"\u{1b}[2K"#), "\(result.stderr.debugDescription)")
         }
     }
+
+    /// What a command prints for people (tables, notes, log lines) escapes what could rewrite a
+    /// terminal, from the data (a title holding an OSC sequence) or the user (a path holding
+    /// `ESC [2K` and `\r`); JSON keeps the data exact.
+    @Test func humanOutputAndLogLinesEscapeTerminalControls() async throws {
+        let (db, model) = try CLI.workspace()
+        let hostile = db.directory.appendingPathComponent("evil\u{1b}[2K\r\u{202e}.sqlite").path
+        try FileManager.default.copyItem(atPath: db.path, toPath: hostile)
+        #expect(try await CLI.run(["init", "--db", hostile, "--model", model]).status == 0)
+        let write = await Subprocess.start(["sqlite3", hostile, "INSERT INTO notes(id, title) VALUES (9, 'evil \u{1b}]0;owned\u{07} title')"],
+                                           executable: URL(fileURLWithPath: "/usr/bin/env")).result()
+        #expect(write.status == 0, "\(write.stderr)")
+        #expect(try await CLI.run(["index", "--db", hostile]).status == 0)
+
+        let table = try await CLI.run(["search", "--db", hostile, "evil"])
+        #expect(table.status == 0 && table.stdout.contains("evil"), "\(table.stderr)")
+        #expect(Self.isSafe(table.stdout), "\(table.stdout.debugDescription)")
+        let json = try await CLI.run(["search", "--db", hostile, "evil", "--format", "jsonl"])
+        #expect(json.stdout.contains(#"\u001b]0;owned\u0007"#), "JSON keeps the data, escaped by JSON: \(json.stdout)")
+
+        let uninstall = try await CLI.run(["uninstall", "--db", hostile, "--yes", "--log-level", "info"])
+        #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        #expect(Self.isSafe(uninstall.stdout) && Self.isSafe(uninstall.stderr), "\(uninstall.stdout.debugDescription) \(uninstall.stderr.debugDescription)")
+        #expect(uninstall.stdout.contains(#"evil\u{1b}[2K\r\u{202e}.sqlite"#), "\(uninstall.stdout.debugDescription)")
+    }
+
+    /// Lines with no control character but the line break, no separator, no bidi control.
+    static func isSafe(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { scalar in
+            scalar == "\n" || !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
+                                || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value))
+        }
+    }
 }

@@ -76,6 +76,13 @@ public struct HistoryFeed: AsyncSequence, Sendable {
             } catch {
                 state = .finished
                 updates = nil
+                // A table of ours that is gone: Searchlight was uninstalled (here or elsewhere).
+                if let database = error as? DatabaseError, database.resultCode == .SQLITE_ERROR {
+                    let store = feed.store
+                    do { try await store.dbPool.read { db in try store.checkInstalled(db) } } catch let notInstalled as SearchlightError where notInstalled.code == .notInstalled {
+                        throw notInstalled
+                    } catch {}
+                }
                 throw SearchlightError(wrapping: error, doing: "cannot read history")
             }
         }

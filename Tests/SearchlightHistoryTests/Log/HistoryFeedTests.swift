@@ -144,4 +144,21 @@ import SearchlightTestSupport
         }
         #expect(pages.contains { $0.count == 1 && $0[0].author == "bulk" && $0[0].changes.count == 50 })
     }
+
+    /// A following feed whose database another connection uninstalls (as another process
+    /// would): the next read says `notInstalled`, not SQLite's "no such table".
+    @Test func aFollowingFeedSaysNotInstalledAfterAnUninstallElsewhere() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        try database.shell("INSERT INTO notes(id, title) VALUES (1, 'before');")
+        #expect(try store.fetchTransactions(.all).count == 1)
+        try HistoryStore(path: database.path).uninstall()
+        let error = await #expect(throws: SearchlightError.self) {
+            try await withTimeout(120) {
+                var feed = store.history(.all, follow: true).makeAsyncIterator()
+                _ = try await feed.next()
+            }
+        }
+        #expect(error?.code == .notInstalled, "\(String(describing: error))")
+    }
 }
