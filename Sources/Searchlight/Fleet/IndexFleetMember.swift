@@ -7,10 +7,12 @@ import Synchronization
 /// The indexer of one database of a ``Fleet``: what `searchlight watch --dbs GLOB` runs for each
 /// matching file.
 ///
-/// Opening it opens the database with the model `init` saved there (a file that is not set up
-/// fails, and the fleet tries it again later). A check reads the head token, the index's
-/// checkpoint and the schema version (a remade table has no new history but must be healed); a
-/// turn indexes at most ``batchesPerTurn`` batches, on a thread of its own.
+/// A member is light until it works: a check reads the head token, the index's checkpoint and
+/// the schema version through a read-only connection opened for it (``ConsumerPosition``); a
+/// turn opens the database with the model `init` saved there and indexes at most
+/// ``batchesPerTurn`` batches, on a thread of its own; a member idle for a while lets its
+/// database go (``release()``), so that a fleet's memory follows its busy databases, not all of
+/// them.
 ///
 /// ```swift
 /// let fleet = Fleet(glob: try DatabaseGlob("tenants/*.sqlite")) { path throws(SearchlightError) in
@@ -18,37 +20,64 @@ import Synchronization
 /// }
 /// ```
 public final class IndexFleetMember: FleetMember {
-    public let store: HistoryStore
-    public let indexer: Indexer
+    public let path: String
     /// Batches a turn may index before the next database's turn.
     public let batchesPerTurn: Int
+    private let storeConfiguration: HistoryStore.Configuration
+    private let indexerConfiguration: Indexer.Configuration
+    private struct Open { var store: HistoryStore; var indexer: Indexer }
+    private let open = Mutex<Open?>(nil)
     private let schemaVersion = Mutex<Int?>(nil)
 
+    /// Checks that the database has Searchlight set up (a read, nothing opened for good).
     public init(path: String, storeConfiguration: HistoryStore.Configuration = .init(),
                 indexerConfiguration: Indexer.Configuration = .init(), batchesPerTurn: Int = 8) throws(SearchlightError) {
+        self.path = path
         self.batchesPerTurn = max(1, batchesPerTurn)
-        store = try HistoryStore(path: path, configuration: storeConfiguration)
-        indexer = try Indexer(store: store, configuration: indexerConfiguration)
+        self.storeConfiguration = storeConfiguration
+        self.indexerConfiguration = indexerConfiguration
+        _ = try ConsumerPosition.read(consumer: indexerConfiguration.author, at: path)
     }
 
     public func hasPendingWork() async throws(SearchlightError) -> Bool {
-        let (head, indexed, version) = try await IndexFollower.run(name: "searchlight.fleet.check") { [store, indexer] _ throws(SearchlightError) in
-            let version = try SearchlightError.catching("cannot read the schema version of \(store.databaseWriter.path)") {
-                try store.databaseWriter.read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") }
-            }
-            return (try store.currentToken(), try indexer.indexedToken(), version)
+        let author = indexerConfiguration.author
+        let path = self.path
+        let position = try await DedicatedThread.run(name: "searchlight.fleet.check") { _ throws(SearchlightError) in
+            try ConsumerPosition.read(consumer: author, at: path)
         }
         let schemaChanged = schemaVersion.withLock { last in
-            defer { last = version }
-            return last != nil && last != version
+            defer { last = position.schemaVersion }
+            return last != nil && last != position.schemaVersion
         }
-        return head > indexed || schemaChanged
+        return position.isBehind || schemaChanged
     }
 
     public func step() async throws(SearchlightError) -> Bool {
+        let indexer = try await opened().indexer
         let summary = try await indexer.indexPendingChanges(maximumBatches: batchesPerTurn)
         return summary.isCaughtUp
     }
 
-    public func close() async {}
+    /// Lets the database go; the next turn opens it again.
+    public func release() async {
+        open.withLock { $0 = nil }
+    }
+
+    public func close() async {
+        open.withLock { $0 = nil }
+    }
+
+    /// The store and its indexer, opened on a thread of their own the first time.
+    private func opened() async throws(SearchlightError) -> Open {
+        if let current = open.withLock({ $0 }) { return current }
+        let (path, storeConfiguration, indexerConfiguration) = (self.path, self.storeConfiguration, self.indexerConfiguration)
+        let made = try await DedicatedThread.run(name: "searchlight.fleet.open") { _ throws(SearchlightError) in
+            let store = try HistoryStore(path: path, configuration: storeConfiguration)
+            let position = try? ConsumerPosition.read(consumer: indexerConfiguration.author, at: path)
+            return (Open(store: store, indexer: try Indexer(store: store, configuration: indexerConfiguration)), position?.schemaVersion)
+        }
+        open.withLock { $0 = made.0 }
+        if let version = made.1 { schemaVersion.withLock { $0 = version } }
+        return made.0
+    }
 }

@@ -11,8 +11,15 @@ public protocol FleetMember: Sendable {
     /// One turn of work, bounded (a few batches), so that the other members get theirs; returns
     /// whether the member caught up. Blocking SQLite work crosses to a thread of its own here.
     func step() async throws(SearchlightError) -> Bool
+    /// Lets go of what the member holds open after it was idle for
+    /// ``Fleet/Configuration/releaseIdleAfter``; its next turn opens it again. (Default: nothing.)
+    func release() async
     /// Lets the database go: the file was removed, or the member failed and will be opened again.
     func close() async
+}
+
+extension FleetMember {
+    public func release() async {}
 }
 
 /// Follows every database of a ``DatabaseGlob`` in one process: databases that appear are picked
@@ -41,6 +48,9 @@ public final class Fleet<Member: FleetMember>: Sendable {
         /// The first and the longest wait before a failed member is tried again.
         public var minimumRetry: Duration = .milliseconds(500)
         public var maximumRetry: Duration = .seconds(60)
+        /// A member idle this long is released (``FleetMember/release()``), so that memory
+        /// follows the busy databases; nil: never.
+        public var releaseIdleAfter: Duration? = .seconds(10)
         public var logger = Logger(label: "searchlight.fleet")
         /// Tests: poll instead of inotify.
         package var usesInotify = true
@@ -74,6 +84,8 @@ public final class Fleet<Member: FleetMember>: Sendable {
         /// visible a moment after its WAL write, which is what inotify reports).
         var lastChange: ContinuousClock.Instant?
         var recheck: Duration = .milliseconds(2)
+        /// Turns taken: a release scheduled after one is dropped if another came since.
+        var turns = 0
         /// Bumped when the slot is made again, so that a retry scheduled for an older slot is ignored.
         var generation = 0
     }
@@ -237,6 +249,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
                 guard var slot = state.slots[path], !slot.removed, let job = slot.queued else { return nil }
                 slot.queued = nil
                 slot.running = true
+                slot.turns += 1
                 slot.dirty = false
                 state.slots[path] = slot
                 return (job, slot.member, slot.generation)
@@ -251,6 +264,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
                 guard let member else { continue }
                 var pending = job == .work
                 if !pending { pending = try await member.hasPendingWork() }
+                logger.trace("\(path): \(job == .work ? "turn" : "check")\(pending ? ", working" : ", nothing to do")")
                 if pending {
                     let caughtUp = try await member.step()
                     turnEnded(path, generation: generation, caughtUp: caughtUp, progressed: true)
@@ -270,6 +284,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
         var recovered: String?
         var closing: Member?
         var recheck: Duration?
+        var idleAfterTurn: Int?
         state.withLock { state in
             guard var slot = state.slots[path], slot.generation == generation else { return }
             slot.running = false
@@ -288,11 +303,25 @@ public final class Fleet<Member: FleetMember>: Sendable {
             let again = !caughtUp || slot.dirty
             slot.dirty = false
             state.slots[path] = slot
-            if again { enqueue(path, caughtUp ? .check : .work, &state) }
+            if again { enqueue(path, caughtUp ? .check : .work, &state) } else { idleAfterTurn = slot.turns }
         }
         if let closing { Task { await closing.close() } }
         if recovered != nil { logger.notice("\(path): working again") }
         if let recheck { enqueue(path, .check, after: recheck, generation: generation) }
+        if let idleAfterTurn, let delay = configuration.releaseIdleAfter { releaseIfIdle(path, generation: generation, turns: idleAfterTurn, after: delay) }
+    }
+
+    /// Releases a member that took no turn since `turns` when `delay` has passed.
+    private func releaseIfIdle(_ path: String, generation: Int, turns: Int, after delay: Duration) {
+        Task {
+            try? await Task.sleep(for: delay)
+            let member: Member? = state.withLock { state in
+                guard !state.finished, let slot = state.slots[path], slot.generation == generation, slot.turns == turns,
+                      !slot.running, slot.queued == nil else { return nil }
+                return slot.member
+            }
+            await member?.release()
+        }
     }
 
     /// A failed turn: one log line per distinct failure, the member closed, and another try after

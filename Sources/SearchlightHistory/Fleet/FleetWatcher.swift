@@ -52,6 +52,7 @@ final class FleetWatcher: Sendable {
         defer { if descriptor >= 0 { close(descriptor) } }
 
         var members: Set<String>? = nil
+        var signatures = Signatures()
         var unreadable = false
         func rescan() -> [Event] {
             do throws(SearchlightError) {
@@ -82,7 +83,9 @@ final class FleetWatcher: Sendable {
                     let (changed, membership) = drain(descriptor, &buffer, glob: glob)
                     if membership { events += rescan(); lastScan = now() }
                     let known = members ?? []
-                    events += changed.sorted().filter(known.contains).map(Event.changed)
+                    // Only files whose contents changed: opening or closing a database (a reader,
+                    // a check) reports events too, and would otherwise set off checks forever.
+                    events += changed.sorted().filter { known.contains($0) && signatures.changed($0) }.map(Event.changed)
                 }
                 if now() - lastScan >= Int64(fallbackMilliseconds) {
                     events += rescan()
@@ -130,5 +133,25 @@ final class FleetWatcher: Sendable {
         }
         #endif
         return (changed, membership)
+    }
+}
+
+/// The size and modification time of a database and its WAL, as last reported: a write to
+/// either changes one of them (a commit appends frames, a checkpoint rewrites pages).
+struct Signatures {
+    private struct Signature: Equatable { var database: [Int]; var wal: [Int] }
+    private var last: [String: Signature] = [:]
+
+    /// Whether the files of `path` changed since the last call (true the first time).
+    mutating func changed(_ path: String) -> Bool {
+        let now = Signature(database: Self.fileStat(path), wal: Self.fileStat(path + "-wal"))
+        defer { last[path] = now }
+        return last[path] != now
+    }
+
+    private static func fileStat(_ path: String) -> [Int] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        return [Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec), Int(info.st_ino)]
     }
 }

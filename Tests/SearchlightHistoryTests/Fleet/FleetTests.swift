@@ -26,6 +26,8 @@ import SearchlightTestSupport
             journal.record(name)
             return done.withLock { $0 += 1; return $0 } >= work
         }
+        let releases = Mutex(0)
+        func release() async { releases.withLock { $0 += 1 } }
         func close() async {}
     }
 
@@ -89,6 +91,36 @@ import SearchlightTestSupport
         #expect(attempts.withLock { $0 } == 5, "tried again after each failure")
         #expect(members.map(\.path).map { URL(fileURLWithPath: $0).lastPathComponent } == ["bad.db", "good.db"])
         #expect(members.allSatisfy { $0.failure == nil && $0.isOpen }, "\(members)")
+    }
+
+    /// A member idle for `releaseIdleAfter` is released (its database let go), once; a member
+    /// that keeps working is not.
+    @Test func anIdleMemberIsReleasedAndABusyOneIsNot() async throws {
+        let directory = try Self.folder(["idle.db", "busy.db"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal()
+        let members = Mutex<[String: FakeMember]>([:])
+        var configuration = Fleet<FakeMember>.Configuration()
+        configuration.releaseIdleAfter = .milliseconds(20)
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { path throws(SearchlightError) in
+            let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+            let member = FakeMember(name: name, journal: journal, work: name == "busy" ? Int.max : 1)
+            members.withLock { $0[name] = member }
+            return member
+        }
+        let running = Task { await fleet.run() }
+        try await withTimeout(120) {
+            while members.withLock({ $0["idle"]?.releases.withLock { $0 } ?? 0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        // The busy member has been working all along, and took turns after the idle one's release.
+        let turnsBefore = journal.turns.withLock { $0.filter { $0 == "busy" }.count }
+        try await withTimeout(120) {
+            while journal.turns.withLock({ $0.filter { $0 == "busy" }.count }) < turnsBefore + 10 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        running.cancel()
+        await running.value
+        #expect(members.withLock { $0["idle"]!.releases.withLock { $0 } } == 1)
+        #expect(members.withLock { $0["busy"]!.releases.withLock { $0 } } == 0)
     }
 
     @Test func theBackoffIsBoundedAndJittered() {

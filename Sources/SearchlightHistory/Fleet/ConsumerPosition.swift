@@ -1,0 +1,43 @@
+import Foundation
+import GRDB
+
+/// Where a consumer stands in a database's history, read without opening a ``HistoryStore``:
+/// what a fleet reads to decide whether a database it keeps closed has work.
+public struct ConsumerPosition: Sendable, Hashable {
+    /// The newest committed token.
+    public var head: HistoryToken
+    /// The consumer's checkpoint, if it saved one.
+    public var checkpoint: HistoryToken?
+    /// SQLite's `PRAGMA schema_version`: it changes with every schema change (a table the app
+    /// remade must be healed though it brought no history).
+    public var schemaVersion: Int
+
+    /// Whether history follows the checkpoint (or there is no checkpoint).
+    public var isBehind: Bool { checkpoint.map { $0 < head } ?? true }
+
+    /// Reads the position of `consumer` in the database at `path` through a read-only
+    /// connection opened and closed for it (it takes no lock a writer waits for, and never
+    /// changes the file).
+    ///
+    /// - Throws: ``SearchlightError/Code-swift.struct/databaseNotFound``,
+    ///   ``SearchlightError/Code-swift.struct/notADatabase``, or
+    ///   ``SearchlightError/Code-swift.struct/notInstalled`` for a database without history.
+    public static func read(consumer: String, at path: String) throws(SearchlightError) -> ConsumerPosition {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw SearchlightError(.databaseNotFound, "no database at \(UserText.shown(path, limit: 200))")
+        }
+        return try SearchlightError.catching("cannot read the history position of \(path)") {
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(10)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            return try queue.read { db in
+                guard try HistorySchema.isInstalled(db) else {
+                    throw SearchlightError(.notInstalled, "\(path) has no Searchlight setup; install it with a model first")
+                }
+                return ConsumerPosition(head: try HistoryLog.headToken(db), checkpoint: try ConsumerLog.token(for: consumer, db),
+                                        schemaVersion: try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0)
+            }
+        }
+    }
+}
