@@ -41,8 +41,11 @@ final class FleetWatcher: Sendable {
         if useInotify {
             // IN_NONBLOCK | IN_CLOEXEC
             descriptor = inotify_init1(0o4000 | 0o2000000)
-            // IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-            if descriptor >= 0, inotify_add_watch(descriptor, glob.directory, 0x2 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800) < 0 {
+            // IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF.
+            // Every commit writes its database or WAL (IN_MODIFY); IN_CLOSE_WRITE is left out: a
+            // connection that merely closes (a check's, a released member's) would set off
+            // another check, forever (100% of a core).
+            if descriptor >= 0, inotify_add_watch(descriptor, glob.directory, 0x2 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800) < 0 {
                 logger.warning("cannot watch the folder \(glob.directory) (\(String(cString: strerror(errno)))): polling it every \(fallbackMilliseconds) ms")
                 close(descriptor)
                 descriptor = -1
@@ -52,7 +55,6 @@ final class FleetWatcher: Sendable {
         defer { if descriptor >= 0 { close(descriptor) } }
 
         var members: Set<String>? = nil
-        var signatures = Signatures()
         var unreadable = false
         func rescan() -> [Event] {
             do throws(SearchlightError) {
@@ -83,9 +85,7 @@ final class FleetWatcher: Sendable {
                     let (changed, membership) = drain(descriptor, &buffer, glob: glob)
                     if membership { events += rescan(); lastScan = now() }
                     let known = members ?? []
-                    // Only files whose contents changed: opening or closing a database (a reader,
-                    // a check) reports events too, and would otherwise set off checks forever.
-                    events += changed.sorted().filter { known.contains($0) && signatures.changed($0) }.map(Event.changed)
+                    events += changed.sorted().filter { known.contains($0) }.map(Event.changed)
                 }
                 if now() - lastScan >= Int64(fallbackMilliseconds) {
                     events += rescan()
@@ -125,7 +125,7 @@ final class FleetWatcher: Sendable {
                     let database = name.hasSuffix("-wal") ? String(name.dropLast(4)) : name
                     if glob.matches(fileName: database) {
                         if mask & (0x40 | 0x80 | 0x100 | 0x200) != 0, database == name { membership = true }
-                        if mask & (0x2 | 0x8 | 0x80) != 0 { changed.insert((glob.directory as NSString).appendingPathComponent(database)) }
+                        if mask & (0x2 | 0x80) != 0 { changed.insert((glob.directory as NSString).appendingPathComponent(database)) }
                     }
                 }
                 offset += 16 + length
@@ -133,25 +133,5 @@ final class FleetWatcher: Sendable {
         }
         #endif
         return (changed, membership)
-    }
-}
-
-/// The size and modification time of a database and its WAL, as last reported: a write to
-/// either changes one of them (a commit appends frames, a checkpoint rewrites pages).
-struct Signatures {
-    private struct Signature: Equatable { var database: [Int]; var wal: [Int] }
-    private var last: [String: Signature] = [:]
-
-    /// Whether the files of `path` changed since the last call (true the first time).
-    mutating func changed(_ path: String) -> Bool {
-        let now = Signature(database: Self.fileStat(path), wal: Self.fileStat(path + "-wal"))
-        defer { last[path] = now }
-        return last[path] != now
-    }
-
-    private static func fileStat(_ path: String) -> [Int] {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return [] }
-        return [Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec), Int(info.st_ino)]
     }
 }
