@@ -11,8 +11,7 @@ import Synchronization
 /// the schema version through a read-only connection opened for it (``ConsumerPosition``); a
 /// turn opens the database with the model `init` saved there and indexes at most
 /// ``batchesPerTurn`` batches, on a thread of its own; a member idle for a while lets its
-/// database go (``release()``), so that a fleet's memory follows its busy databases, not all of
-/// them.
+/// database go (``release()``).
 ///
 /// ```swift
 /// let fleet = Fleet(glob: try DatabaseGlob("tenants/*.sqlite")) { path throws(SearchlightError) in

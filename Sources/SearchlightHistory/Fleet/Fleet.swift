@@ -48,8 +48,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
         /// The first and the longest wait before a failed member is tried again.
         public var minimumRetry: Duration = .milliseconds(500)
         public var maximumRetry: Duration = .seconds(60)
-        /// A member idle this long is released (``FleetMember/release()``), so that memory
-        /// follows the busy databases; nil: never.
+        /// A member idle this long is released (``FleetMember/release()``); nil: never.
         public var releaseIdleAfter: Duration? = .seconds(10)
         public var logger = Logger(label: "searchlight.fleet")
         /// Tests: poll instead of inotify.
