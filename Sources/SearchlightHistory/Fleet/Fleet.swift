@@ -273,6 +273,9 @@ public final class Fleet<Member: FleetMember>: Sendable {
             } catch {
                 failed(path, generation: generation, error)
             }
+            // A member whose turn never suspended must not hold this thread of the cooperative
+            // pool: the other tasks of the process get theirs.
+            await Task.yield()
         }
     }
 

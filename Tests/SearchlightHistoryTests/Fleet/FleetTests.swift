@@ -23,6 +23,8 @@ import SearchlightTestSupport
         init(name: String, journal: Journal, work: Int) { self.name = name; self.journal = journal; self.work = work }
         func hasPendingWork() async throws(SearchlightError) -> Bool { done.withLock { $0 } < work }
         func step() async throws(SearchlightError) -> Bool {
+            // A real member crosses to a thread of its own; this one only lets others run.
+            await Task.yield()
             journal.record(name)
             return done.withLock { $0 += 1; return $0 } >= work
         }
