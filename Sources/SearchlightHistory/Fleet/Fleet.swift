@@ -355,8 +355,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
 
     /// `minimum` doubled per failure in a row, up to `maximum`, each wait drawn in its upper half.
     static func backoff(failures: Int, minimum: Duration, maximum: Duration) -> Duration {
-        let ceiling = min(maximum, minimum * (1 << min(max(failures - 1, 0), 30)))
-        let nanoseconds = max(Int64(ceiling.seconds * 1e9), 2)
-        return .nanoseconds(Int64.random(in: (nanoseconds / 2)...nanoseconds))
+        var generator = SystemRandomNumberGenerator()
+        return Backoff.delay(failures: failures, minimum: minimum, maximum: maximum, using: &generator)
     }
 }

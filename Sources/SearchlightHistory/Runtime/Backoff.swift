@@ -65,6 +65,18 @@ public struct Backoff: Hashable, Sendable {
         failures = 0
     }
 
+    /// The wait after `failures` failures in a row, for a caller that keeps its own count (a
+    /// sink's step, a fleet's member): `minimum` doubled with each failure after the first, at
+    /// most `maximum` (sub-second maxima included), never under `floor`, drawn in the upper half
+    /// of that ceiling, so that callers that failed together do not retry in step.
+    public static func delay(failures: Int, minimum: Duration, maximum: Duration, floor: Duration = .zero,
+                             using generator: inout some RandomNumberGenerator) -> Duration {
+        let exponential = minimum * (1 << min(max(failures - 1, 0), 30))
+        let ceiling = max(min(exponential, maximum), floor)
+        let jittered = ceiling / 2 + (ceiling / 2) * Double.random(in: 0...1, using: &generator)
+        return min(max(jittered, ceiling / 2, floor), ceiling)
+    }
+
     /// `duration` in whole nanoseconds, clamped to `0…Int64.max` (about 292 years).
     private static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components

@@ -253,11 +253,7 @@ public final class PostgresSink: Sendable {
     /// more than `maximum` (sub-second maxima included), at least 1 ms, jittered: a random
     /// point of the upper half (sinks that failed together do not retry in step).
     static func backoff(failures: Int, maximum: Duration, using generator: inout some RandomNumberGenerator) -> Duration {
-        let floor = Duration.milliseconds(1)
-        let exponential = Duration.milliseconds(100) * (1 << min(max(failures - 1, 0), 20))
-        let ceiling = max(min(exponential, maximum), floor)
-        let jittered = ceiling / 2 + (ceiling / 2) * Double.random(in: 0...1, using: &generator)
-        return min(max(jittered, ceiling / 2, floor), ceiling)
+        Backoff.delay(failures: failures, minimum: .milliseconds(100), maximum: maximum, floor: .milliseconds(1), using: &generator)
     }
 
     /// Whether to try again after `error`: PostgreSQL's and the network's transient failures
