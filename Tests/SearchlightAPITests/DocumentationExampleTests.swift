@@ -107,11 +107,16 @@ enum LibraryExamples {
         }
     }
 
-    @Test func theCompleteProgramRuns() async throws {
+    /// A folder of its own, and the path of `notes.sqlite` in it.
+    static func scratch() throws -> (URL, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-docs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return (directory, directory.appendingPathComponent("notes.sqlite").path)
+    }
+
+    @Test func theCompleteProgramRuns() async throws {
+        let (directory, path) = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("notes.sqlite").path
         try await DatabaseQueue(path: path).write { db in
             try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
         }
@@ -120,10 +125,8 @@ enum LibraryExamples {
     }
 
     @Test func theConsumerExampleExportsEveryChangeOnce() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-docs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, path) = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("notes.sqlite").path
         try await DatabaseQueue(path: path).write { db in
             try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
             try db.execute(sql: "CREATE TABLE outbox(entity TEXT, object_id, type TEXT)")
