@@ -72,11 +72,9 @@ public final class IndexFleetMember: FleetMember {
         let (path, storeConfiguration, indexerConfiguration) = (self.path, self.storeConfiguration, self.indexerConfiguration)
         let made = try await DedicatedThread.run(name: "searchlight.fleet.open") { _ throws(SearchlightError) in
             let store = try HistoryStore(path: path, configuration: storeConfiguration)
-            let position = try? ConsumerPosition.read(consumer: indexerConfiguration.author, at: path)
-            return (Open(store: store, indexer: try Indexer(store: store, configuration: indexerConfiguration)), position?.schemaVersion)
+            return Open(store: store, indexer: try Indexer(store: store, configuration: indexerConfiguration))
         }
-        open.withLock { $0 = made.0 }
-        if let version = made.1 { schemaVersion.withLock { $0 = version } }
-        return made.0
+        open.withLock { $0 = made }
+        return made
     }
 }
