@@ -18,11 +18,11 @@ struct InitCommand: ParsableCommand {
     func run() throws {
         Output.bootstrapLogging(options.logLevel)
         // Everything that can be checked without the database is checked before touching it.
-        let model = try SearchlightModel(contentsOf: URL(fileURLWithPath: self.model))
+        let model = try SearchlightModel(contentsOf: URL(fileURLWithPath: Arguments.path(self.model, naming: "model file")))
         try Indexer.validate(model: model)
         var configuration = HistoryStore.Configuration()
         configuration.logger = Logger(label: "searchlight")
-        let store = try HistoryStore(path: options.db, model: model, configuration: configuration)
+        let store = try HistoryStore(path: Arguments.path(options.db, naming: "database"), model: model, configuration: configuration)
         let indexer = try Indexer(store: store, configuration: options.indexerConfiguration())
         let summary = try indexer.indexPendingChanges()
         let counts = try SearchIndex(store: store).documentCounts()

@@ -38,8 +38,8 @@ struct SearchlightCommand: AsyncParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             case .validationFailure:
-                let message = fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "invalid usage"
-                Output.error(message.replacingOccurrences(of: "Error: ", with: "") + usageHint(for: error))
+                let text = Arguments.usageMessage(fullMessage(for: error))
+                Output.error(text + Arguments.usageHint(for: text))
                 Foundation.exit(2)
             default:
                 fail(Output.describe(error))
@@ -50,9 +50,5 @@ struct SearchlightCommand: AsyncParsableCommand {
     private static func fail(_ message: String) -> Never {
         Output.error(message)
         Foundation.exit(1)
-    }
-
-    private static func usageHint(for error: any Error) -> String {
-        " (see 'searchlight help')"
     }
 }

@@ -4,7 +4,9 @@ import Logging
 import Searchlight
 import SearchlightHistory
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}
 
 /// Options every command takes: the database, and how much to log.
 struct StoreOptions: ParsableArguments {
@@ -19,7 +21,7 @@ struct StoreOptions: ParsableArguments {
         Output.bootstrapLogging(logLevel)
         var configuration = HistoryStore.Configuration()
         configuration.logger = Logger(label: "searchlight")
-        return try HistoryStore(path: db, configuration: configuration)
+        return try HistoryStore(path: Arguments.path(db, naming: "database"), configuration: configuration)
     }
 
     func indexerConfiguration() -> Indexer.Configuration {

@@ -66,8 +66,9 @@ public final class HistoryStore: Sendable {
     /// - Throws: ``SearchlightError`` (`databaseNotFound`, `notADatabase`, `readOnly`,
     ///   `schemaMismatch`, `notInstalled`…). On error nothing is changed.
     public convenience init(path: String, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(SearchlightError) {
+        if path.isEmpty { throw SearchlightError(.invalidArgument, "invalid database path: it is empty") }
         if !configuration.createIfMissing && !FileManager.default.fileExists(atPath: path) {
-            throw SearchlightError(.databaseNotFound, "no database at \(path)")
+            throw SearchlightError(.databaseNotFound, "no database at \(UserText.shown(path, limit: 200))")
         }
         // SQLite in WAL mode writes the database and creates files beside it (-wal, -shm):
         // say so at open, rather than failing later in the middle of a write.

@@ -5,7 +5,9 @@ import SearchlightCommandSupport
 import SearchlightHistory
 import SearchlightPostgres
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}
 
 /// The PostgreSQL server, and how much to log: every subcommand takes them.
 struct PostgresOptions: ParsableArguments {
@@ -26,5 +28,5 @@ struct PostgresOptions: ParsableArguments {
 func openStore(_ path: String) throws -> HistoryStore {
     var configuration = HistoryStore.Configuration()
     configuration.logger = Logger(label: "searchlight")
-    return try HistoryStore(path: path, configuration: configuration)
+    return try HistoryStore(path: Arguments.path(path, naming: "database"), configuration: configuration)
 }

@@ -33,8 +33,8 @@ struct SearchlightPostgresCommand: AsyncParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             case .validationFailure:
-                let message = fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "invalid usage"
-                Output.error(message.replacingOccurrences(of: "Error: ", with: "") + " (see 'searchlight-postgres help')")
+                let text = Arguments.usageMessage(fullMessage(for: error))
+                Output.error(text + Arguments.usageHint(for: text))
                 Foundation.exit(2)
             default:
                 fail(Output.describe(error))

@@ -102,6 +102,35 @@ import SearchlightTestSupport
         }
     }
 
+    /// What an outsider tried: text that starts with dashes, a log level that does not exist,
+    /// empty paths, a directory as the model, a path that is not UTF-8. Each gets one line that
+    /// says what is wrong (and what is allowed), and nothing is created.
+    @Test func badArgumentsAreToldInOneLineThatSaysWhatIsWrong() async throws {
+        let (db, model) = try CLI.workspace()
+        try await CLI.run(["init", "--db", db.path, "--model", model])
+        let cases: [(arguments: [String], status: Int32, says: String)] = [
+            (["search", "--db", db.path, "---flag"], 2, "text that starts with '-' goes after '--'"),
+            (["status", "--db", db.path, "--log-level", "bogus"], 2, "trace, debug, info, notice, warning, error, critical"),
+            (["init", "--db", db.directory.appendingPathComponent("new.sqlite").path, "--model", ""], 1, "invalid model file path: it is empty"),
+            (["init", "--db", db.directory.appendingPathComponent("new.sqlite").path, "--model", db.directory.path], 1, "it is a directory"),
+            (["status", "--db", ""], 1, "invalid database path: it is empty"),
+        ]
+        for (arguments, status, says) in cases {
+            let result = try await CLI.run(arguments)
+            #expect(result.status == status && result.stderr.contains(says), "\(arguments): \(result.status) \(result.stderr)")
+            #expect(Self.isOneSafeLine(result.stderr), "\(result.stderr.debugDescription)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: db.directory.appendingPathComponent("new.sqlite").path))
+        let dashed = try await CLI.run(["search", "--db", db.path, "--", "---flag"])
+        #expect(dashed.status == 0, "after '--' the text is a query: \(dashed.stderr)")
+
+        // A file whose name holds a byte that is not UTF-8 (the shell passes it as is).
+        let script = #"p="$1/$(printf 'x\377.sqlite')"; cp "$2" "$p" && exec "$3" status --db "$p""#
+        let raw = try await CLI.run(["-c", script, "sh", db.directory.path, db.path, CLI.binary.path], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(raw.status == 1 && raw.stderr.contains("is not valid UTF-8"), "\(raw.stderr)")
+        #expect(Self.isOneSafeLine(raw.stderr), "\(raw.stderr.debugDescription)")
+    }
+
     /// What a command prints for people (tables, notes, log lines) escapes what could rewrite a
     /// terminal, from the data (a title holding an OSC sequence) or the user (a path holding
     /// `ESC [2K` and `\r`); JSON keeps the data exact.

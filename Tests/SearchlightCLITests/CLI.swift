@@ -17,8 +17,8 @@ enum CLI {
 
     /// Runs to completion without blocking a thread of the cooperative pool.
     @discardableResult
-    static func run(_ arguments: [String]) async throws -> Result {
-        try await finish(start(arguments))
+    static func run(_ arguments: [String], executable: URL = binary) async throws -> Result {
+        try await finish(start(arguments, executable: executable))
     }
 
     /// Starts `searchlight` (or another executable); its output is collected as it comes.

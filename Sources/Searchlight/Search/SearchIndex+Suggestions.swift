@@ -28,10 +28,7 @@ extension SearchIndex {
         try migrateIfNeeded()
         return try SearchlightError.catching("cannot suggest completions") {
             try store.databaseWriter.read { db -> [SearchSuggestion] in
-                guard let (schema, layout) = try liveLayout(db) else {
-                    try store.checkInstalled(in: db)
-                    throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
-                }
+                guard let (schema, layout) = try liveLayout(db) else { throw try notBuilt(db) }
                 guard let (head, typed) = Self.lastWord(of: text, rules: layout.text), layout.keepsVocabulary else { return [] }
                 let tokens = try db.makeTokenizer(FTS5TokenizerDescriptor(components: layout.text.tokenizerArguments))
                     .tokenize(query: layout.text.prepare(typed)).filter { !$0.flags.contains(.colocated) }

@@ -171,10 +171,7 @@ public final class SearchIndex: Sendable {
     /// what the page shows for the hits the ranking query did not.
     private func run(_ query: SearchQuery, entities names: Set<String>?, limit: Int?, offset: Int, order: SearchOrder,
                      typos: TypoTolerance, refinements: Refinements = .init(), _ db: Database) throws -> SearchResults {
-        guard let (schema, layout) = try liveLayout(db) else {
-            try store.checkInstalled(in: db) // no index at all: say so if Searchlight was uninstalled
-            throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
-        }
+        guard let (schema, layout) = try liveLayout(db) else { throw try notBuilt(db) }
         // A CJK character is a token: snippets of CJK text get more of them.
         let tokens = query.text.unicodeScalars.contains(where: IndexedText.isCJK) ? options.snippetTokens * 5 / 2 : options.snippetTokens
         var scope = SearchScope(schema: schema, text: layout.text,
@@ -236,6 +233,17 @@ public final class SearchIndex: Sendable {
     }
 
     /// The live generation and its layout, or nil before the first build.
+    /// Why there is no live index: Searchlight was uninstalled (`notInstalled`), the first build
+    /// is under way (a live rebuild lease), or nothing built it yet (`indexNotBuilt`).
+    func notBuilt(_ db: Database) throws -> SearchlightError {
+        try store.checkInstalled(in: db) // no index at all: say so if Searchlight was uninstalled
+        if try IndexState.get(db, .rebuildOwner, as: String.self) != nil,
+           let expiry = try IndexState.get(db, .rebuildExpiresAt, as: Double.self), expiry > Date().timeIntervalSince1970 {
+            return SearchlightError(.indexNotBuilt, "the index is being built for the first time: search again when it is done")
+        }
+        return SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
+    }
+
     func liveLayout(_ db: Database) throws -> (IndexSchema, IndexLayout)? {
         // (migrateIfNeeded made sure the table exists: one point query per search.)
         guard let generation = try IndexState.get(db, .generation, as: Int.self) else { return nil }

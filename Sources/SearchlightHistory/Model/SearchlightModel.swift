@@ -89,8 +89,15 @@ public struct SearchlightModel: Codable, Hashable, Sendable {
     /// Reads and validates a JSON model file.
     public init(contentsOf url: URL) throws(SearchlightError) {
         let data: Data
+        let shown = UserText.shown(url.path, limit: 200)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw SearchlightError(.invalidModel, "cannot read model file \(shown): no such file")
+        }
+        if isDirectory.boolValue { throw SearchlightError(.invalidModel, "cannot read model file \(shown): it is a directory") }
         do { data = try Data(contentsOf: url) } catch {
-            throw SearchlightError(.invalidModel, "cannot read model file \(url.path): \((error as NSError).localizedDescription)")
+            let reason = (error as NSError).userInfo[NSUnderlyingErrorKey].map { ($0 as! NSError).localizedDescription } ?? "\(errno == 0 ? "unreadable" : String(cString: strerror(errno)))"
+            throw SearchlightError(.invalidModel, "cannot read model file \(shown): \(reason)")
         }
         try self.init(jsonData: data)
     }

@@ -209,6 +209,26 @@ import SearchlightTestSupport
         let f = try Fixture()
         let error = try #require(throws: SearchlightError.self) { try f.index.search("anything") }
         #expect(error.code == .indexNotBuilt)
+        #expect(error.message.contains("run the indexer"))
+    }
+
+    @Test func searchingDuringTheFirstBuildSaysItIsUnderWay() throws {
+        let f = try Fixture()
+        // What a first build in another process leaves while it runs: its lease, not yet expired.
+        try f.store.databaseWriter.write { db in
+            try IndexState.migrate(db, store: f.store)
+            try IndexState.set(db, .rebuildOwner, "host 1 lease")
+            try IndexState.set(db, .rebuildExpiresAt, Date().timeIntervalSince1970 + 600)
+        }
+        for error in [try #require(throws: SearchlightError.self) { try f.index.search("anything") },
+                      try #require(throws: SearchlightError.self) { try f.index.suggest("any") }] {
+            #expect(error.code == .indexNotBuilt)
+            #expect(error.message == "the index is being built for the first time: search again when it is done")
+        }
+        // A lease left by a killed process, expired: nothing is building it.
+        try f.store.databaseWriter.write { db in try IndexState.set(db, .rebuildExpiresAt, Date().timeIntervalSince1970 - 1) }
+        let stale = try #require(throws: SearchlightError.self) { try f.index.search("anything") }
+        #expect(stale.message.contains("run the indexer"))
     }
 
     @Test func thousandsOfRandomStringsNeverCrashOrRaise() throws {
