@@ -137,11 +137,7 @@ public final class SearchIndex: Sendable {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
             // A table of ours that is gone (an uninstall, here or in another process) is no
             // fault of the query: say that Searchlight is not installed.
-            do {
-                try store.databaseWriter.read { db in try store.checkInstalled(in: db) }
-            } catch let notInstalled as SearchlightError where notInstalled.code == .notInstalled {
-                throw notInstalled
-            } catch {}
+            if let notInstalled = try? store.databaseWriter.read({ db in store.uninstall(explaining: error, in: db) }) { throw notInstalled }
             // FTS5 reports bad syntax, unknown columns and the like as plain SQL errors; both the
             // query and SQLite's reason (which quotes the query) are user text.
             let reason = UserText.shown(error.message ?? "\(error)", limit: 200)

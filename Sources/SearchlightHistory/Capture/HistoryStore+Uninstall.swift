@@ -21,6 +21,18 @@ extension HistoryStore {
         try SearchlightError.catching("cannot read the Searchlight setup of \(dbPool.path)") { try checkInstalled(db) }
     }
 
+    /// The `notInstalled` error that explains `error`, when `error` is SQLite's plain
+    /// `SQLITE_ERROR` (a table of ours is gone) and Searchlight was uninstalled meanwhile, here
+    /// or in another process; nil otherwise (the error is reported as it is). Reads (a search,
+    /// a history feed) do not check first: they ask, in a read of their own, only when they fail.
+    package func uninstall(explaining error: any Error, in db: Database) -> SearchlightError? {
+        guard let database = error as? DatabaseError, database.resultCode == .SQLITE_ERROR else { return nil }
+        do { try checkInstalled(db) } catch let notInstalled as SearchlightError where notInstalled.code == .notInstalled {
+            return notInstalled
+        } catch {}
+        return nil
+    }
+
     func checkInstalled(_ db: Database) throws {
         let version = try Int64.fetchOne(db, sql: "PRAGMA schema_version")
         if installedAtSchemaVersion.withLock({ $0 == version }) { return }

@@ -77,12 +77,8 @@ public struct HistoryFeed: AsyncSequence, Sendable {
                 state = .finished
                 updates = nil
                 // A table of ours that is gone: Searchlight was uninstalled (here or elsewhere).
-                if let database = error as? DatabaseError, database.resultCode == .SQLITE_ERROR {
-                    let store = feed.store
-                    do { try await store.dbPool.read { db in try store.checkInstalled(db) } } catch let notInstalled as SearchlightError where notInstalled.code == .notInstalled {
-                        throw notInstalled
-                    } catch {}
-                }
+                let store = feed.store
+                if let notInstalled = try? await store.dbPool.read({ db in store.uninstall(explaining: error, in: db) }) { throw notInstalled }
                 throw SearchlightError(wrapping: error, doing: "cannot read history")
             }
         }
