@@ -9,18 +9,8 @@ import SearchlightTestSupport
 /// The consumer runtime: waking, fallback poll, retries with backoff, permanent errors,
 /// cancellation, and the two checkpoint kinds.
 @Suite struct HistoryFollowerTests {
-    static let outbox = "CREATE TABLE outbox(token INTEGER, entity TEXT, object_id, type TEXT)"
-
-    static func export(_ batch: HistoryBatch, _ db: Database) throws {
-        for change in batch.changes {
-            try db.execute(sql: "INSERT INTO outbox VALUES (?, ?, ?, ?)",
-                           arguments: [change.token, change.entity, change.objectID, change.type.description])
-        }
-    }
-
-    static func outboxRows(_ store: HistoryStore) throws -> [String] {
-        try store.dbPool.read { try String.fetchAll($0, sql: "SELECT type || ' ' || entity || ' ' || object_id FROM outbox ORDER BY rowid") }
-    }
+    // The outbox every consumer of these tests writes: HistoryConsumptionTests' own.
+    typealias Outbox = HistoryConsumptionTests
 
     /// Waits (bounded, never a latency assertion) until `condition` holds.
     static func waitUntil(_ what: String, _ condition: @escaping @Sendable () throws -> Bool) async throws {
@@ -37,7 +27,7 @@ import SearchlightTestSupport
         configuration.busyTimeout = busyTimeout
         if let log { configuration.logger = log.logger(label: "test") }
         let store = try HistoryStore(path: db.path, model: TestDatabase.notesModel, configuration: configuration)
-        try store.dbPool.write { try $0.execute(sql: Self.outbox) }
+        try store.dbPool.write { try $0.execute(sql: Outbox.outbox) }
         try store.resynchronize(as: "exporter") { _, _ in } // it starts at the head
         return store
     }
@@ -48,7 +38,7 @@ import SearchlightTestSupport
         let steps = Mutex<[HistoryStep]>([])
 
         func step(_ store: HistoryStore, shouldStop: @escaping @Sendable () -> Bool) throws -> HistoryStep {
-            let step: HistoryStep = switch try store.consumeNextBatch(as: author, HistoryFollowerTests.export) {
+            let step: HistoryStep = switch try store.consumeNextBatch(as: author, HistoryConsumptionTests.export) {
             case .caughtUp: .caughtUp
             case .consumed, .needsResync: .progressed
             }
@@ -70,10 +60,10 @@ import SearchlightTestSupport
         // Another connection, not the store's pool.
         let other = try DatabaseQueue(path: db.path)
         try await other.write { try $0.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'a')") }
-        try await Self.waitUntil("the commit was exported") { try Self.outboxRows(store).count == 1 }
+        try await Self.waitUntil("the commit was exported") { try Outbox.outboxRows(store).count == 1 }
         following.cancel()
         try await withTimeout(60) { try await following.value }
-        #expect(try Self.outboxRows(store) == ["insert Note 1"])
+        #expect(try Outbox.outboxRows(store) == ["insert Note 1"])
         #expect(exporter.steps.withLock { $0 }.contains(.progressed))
     }
 
@@ -122,15 +112,15 @@ import SearchlightTestSupport
             try db.execute(sql: "INSERT INTO notes(id, title) VALUES (1, 'held')")
         }
         let following = Task {
-            try await store.consume(as: "exporter", resynchronize: { _, _ in }, Self.export)
+            try await store.consume(as: "exporter", resynchronize: { _, _ in }, Outbox.export)
         }
         // Its first step meets the lock (SQLITE_BUSY after 20 ms) and is retried, not fatal.
         try await Self.waitUntil("a busy step was retried") { log.messages.contains { $0.contains("retrying in") } }
         try await holder.writeWithoutTransaction { try $0.execute(sql: "COMMIT") }
-        try await Self.waitUntil("the held commit was exported") { try Self.outboxRows(store).count == 1 }
+        try await Self.waitUntil("the held commit was exported") { try Outbox.outboxRows(store).count == 1 }
         following.cancel()
         try await withTimeout(60) { try await following.value }
-        #expect(try Self.outboxRows(store) == ["insert Note 1"])
+        #expect(try Outbox.outboxRows(store) == ["insert Note 1"])
         #expect(log.messages.contains { $0.contains("recovered") })
         #expect(log.messages.contains { $0.contains("retrying in") && $0.contains("locked") })
     }
@@ -173,13 +163,13 @@ import SearchlightTestSupport
         let error = await #expect(throws: SearchlightError.self) {
             try await withTimeout(60) {
                 try await store.consume(as: "exporter", resynchronize: { _, _ in }) { batch, db in
-                    try Self.export(batch, db)
+                    try Outbox.export(batch, db)
                     throw StubError.fatal
                 }
             }
         }
         #expect(error?.code == .bodyFailed)
-        #expect(try Self.outboxRows(store).isEmpty)
+        #expect(try Outbox.outboxRows(store).isEmpty)
         #expect(try store.checkpoint(for: "exporter")?.token == before)
     }
 
@@ -190,7 +180,7 @@ import SearchlightTestSupport
         let release = DispatchSemaphore(value: 0)
         let following = Task {
             try await store.consume(as: "exporter", resynchronize: { _, _ in }) { batch, db in
-                try Self.export(batch, db)
+                try Outbox.export(batch, db)
                 inFlight.withLock { $0 = true }
                 // On the follower's own thread: blocking here holds no thread of the pool.
                 _ = release.wait(timeout: .now() + 60)
@@ -201,7 +191,7 @@ import SearchlightTestSupport
         following.cancel()
         release.signal()
         try await withTimeout(60) { try await following.value } // returns normally
-        #expect(try Self.outboxRows(store) == ["insert Note 1"])
+        #expect(try Outbox.outboxRows(store) == ["insert Note 1"])
         let head = try store.status().headToken
         #expect(try store.checkpoint(for: "exporter")?.token == head)
     }
