@@ -83,6 +83,16 @@ import SearchlightTestSupport
         #expect(try f.ids("ghost").isEmpty)
     }
 
+    /// Waits until a document builder holds the work (`reached`), cancels `task`, lets the work
+    /// go on (`release`), and returns the error the task ends with.
+    static func cancel<T: Sendable>(_ task: Task<T, any Error>, whenHeld reached: DispatchSemaphore,
+                                    release: DispatchSemaphore) async throws -> SearchlightError? {
+        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
+        task.cancel()
+        release.signal()
+        return await #expect(throws: SearchlightError.self) { try await withTimeout(120) { try await task.value } }
+    }
+
     /// Cancelling the task stops the rebuild after the chunk in flight: that chunk commits,
     /// nothing after it, the lease is let go, and the next reindex resumes from there.
     @Test func cancellingTheTaskStopsAReindexBetweenChunks() async throws {
@@ -98,11 +108,7 @@ import SearchlightTestSupport
         }
         let f = try Self.fixture(notes: 2_000, configuration: configuration)
         armed.withLock { $0 = true }
-        let reindexing = Task { try await f.indexer.reindexAsync() }
-        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
-        reindexing.cancel()
-        release.signal()
-        let error = await #expect(throws: SearchlightError.self) { try await withTimeout(120) { try await reindexing.value } }
+        let error = try await Self.cancel(Task { try await f.indexer.reindexAsync() }, whenHeld: reached, release: release)
         #expect(error?.code == .cancelled, "\(String(describing: error))")
         let stopped = try IndexerLifecycleTests.rebuildState(f.store)
         #expect(stopped.after == 1_100, "the chunk in flight committed, and nothing after it")
@@ -112,5 +118,49 @@ import SearchlightTestSupport
         #expect(resumed.upserted == 2_000 - 1_100, "resumed after row 1,100")
         #expect(try SearchIndex(store: f.store).search("note", limit: 0).total == 2_000)
         #expect(try await f.indexer.verifyAsync().isConsistent)
+    }
+
+    /// A repair of a damaged index rebuilds it: cancelling the task stops that rebuild between
+    /// chunks too, and the next repair resumes it.
+    @Test func cancellingTheTaskStopsARepairsRebuildBetweenChunks() async throws {
+        let armed = Mutex(false), built = Mutex(0)
+        let reached = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let log = CapturedLog()
+        var configuration = Indexer.Configuration()
+        configuration.rebuildChunkSize = 100
+        configuration.logger = log.logger(label: "repairing")
+        configuration.documentBuilders["Person"] = { row, db in
+            // Only the rebuild's writes count: the repair's verify reads every row through the builder first.
+            if armed.withLock({ $0 }), !db.configuration.readonly, built.withLock({ $0 += 1; return $0 }) == 1_050 {
+                reached.signal(); release.wait()
+            }
+            return IndexedDocument(["name": row["name"] ?? ""])
+        }
+        let f = try Fixture(configuration: configuration)
+        try f.db.shell("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+            INSERT INTO people(uuid, name) SELECT printf('u%05d', i), 'person ' || i FROM n;
+            """)
+        try f.runIndexer()
+        // Damage: a full-text row of Person (TEXT keys) with no document.
+        try await f.store.dbPool.write { db in
+            let generation = try Int.fetchOne(db, sql: "SELECT value FROM searchlight_index_state WHERE key = 'generation'")!
+            try db.execute(sql: "INSERT INTO searchlight_fts_2_g\(generation)(rowid, name) VALUES (99999, 'ghost')")
+        }
+        #expect(try await !f.indexer.verifyAsync().integrityErrors.isEmpty, "damaged: the repair rebuilds")
+        armed.withLock { $0 = true }
+        let error = try await Self.cancel(Task { try await f.indexer.repairAsync() }, whenHeld: reached, release: release)
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+        let (after, owner) = try await f.store.dbPool.read { db in
+            (try IndexState.get(db, .rebuildAfter, as: String.self), try IndexState.get(db, .rebuildOwner, as: String.self))
+        }
+        #expect(after == "u01100", "the chunk in flight committed, and nothing after it")
+        #expect(owner == nil, "the lease is let go")
+        armed.withLock { $0 = false }
+        let repair = try await f.indexer.repairAsync()
+        #expect(repair.repaired && repair.isConsistent)
+        #expect(log.messages.contains { $0.hasPrefix("resuming the index from scratch") }, "\(log.messages)")
+        #expect(try f.ids("ghost").isEmpty)
+        #expect(try SearchIndex(store: f.store).search("person", limit: 0).total == 2_000)
     }
 }
