@@ -70,6 +70,13 @@ enum LibraryExamples {
     static func follow(_ store: HistoryStore) async throws(SearchlightError) {
         try await store.consume(as: exporter, filter: mine, resynchronize: resync, export)
     }
+
+    /// The async forms of the long operations, from async code.
+    static func maintain(_ indexer: Indexer) async throws(SearchlightError) -> (Indexer.Summary, VerificationReport) {
+        let summary = try await indexer.reindexAsync { progress in print(progress.done, "of", progress.total) }
+        let report = try await indexer.verifyAsync()
+        return (summary, report)
+    }
 }
 
 @Suite struct DocumentationExampleTests {
@@ -89,7 +96,7 @@ enum LibraryExamples {
 
     /// Every statement line of the document's block appears, in order, in this file: what the
     /// document shows is what compiles here.
-    @Test(arguments: ["@main struct Notes", "func catchUp("])
+    @Test(arguments: ["@main struct Notes", "func catchUp(", "indexer.reindexAsync {"])
     func theDocumentShowsTheCompiledExample(marker: String) throws {
         let block = try #require(try Self.swiftBlocks(Self.library).first { $0.contains { $0.contains(marker) } }, "no block with \(marker)")
         let here = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8).split(separator: "\n").map {
@@ -122,6 +129,20 @@ enum LibraryExamples {
         }
         let printed = try await LibraryExamples.notes(path: path)
         #expect(printed == ["Note 1"], "\(printed)")
+    }
+
+    @Test func theAsyncFormsRun() async throws {
+        let (directory, path) = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT)")
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('one'), ('two')")
+        }
+        let model = try SearchlightModel(entities: [.init(name: "Note", table: "notes", primaryKey: "id", fields: [.init(column: "title")])])
+        let indexer = try Indexer(store: HistoryStore(path: path, model: model))
+        let (summary, report) = try await LibraryExamples.maintain(indexer)
+        #expect(summary.rebuildReason == .requested && summary.upserted == 2, "\(summary)")
+        #expect(report.isConsistent)
     }
 
     @Test func theConsumerExampleExportsEveryChangeOnce() async throws {

@@ -15,10 +15,32 @@ extension Indexer {
     /// process is rebuilding already, this waits for that rebuild instead of starting another.
     @discardableResult
     public func reindex(progress: (@Sendable (Progress) -> Void)? = nil) throws(SearchlightError) -> Summary {
+        try reindex(progress: progress, until: { Task.isCancelled })
+    }
+
+    /// ``reindex(progress:)`` from async code: the rebuild runs on a thread of its own, and the
+    /// calling task suspends (it holds no cooperative thread) until it ends.
+    ///
+    /// Cancelling the task stops the rebuild between chunks with
+    /// ``SearchlightError/Code-swift.struct/cancelled``: the chunks committed stay, and the
+    /// next rebuild (by any process) resumes where it stopped.
+    ///
+    /// ```swift
+    /// let summary = try await indexer.reindexAsync { progress in print(progress.done, "of", progress.total) }
+    /// ```
+    @discardableResult
+    public func reindexAsync(progress: (@Sendable (Progress) -> Void)? = nil) async throws(SearchlightError) -> Summary {
+        try await DedicatedThread.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+            try reindex(progress: progress, until: shouldStop)
+        }
+    }
+
+    /// ``reindex(progress:)``, stopping between chunks and batches once `shouldStop` says so.
+    func reindex(progress: (@Sendable (Progress) -> Void)?, until shouldStop: () -> Bool) throws(SearchlightError) -> Summary {
         var summary = Summary()
         summary.rebuildReason = .requested
-        if let update = try rebuild(reason: .requested, progress: progress, until: { Task.isCancelled }) { summary.add(update) }
-        let rest = try indexPendingChanges()
+        if let update = try rebuild(reason: .requested, progress: progress, until: shouldStop) { summary.add(update) }
+        let rest = try indexPendingChanges(until: shouldStop)
         summary.changes += rest.changes
         summary.upserted += rest.upserted
         summary.removed += rest.removed
@@ -37,12 +59,30 @@ extension Indexer {
     /// ```
     @discardableResult
     public func reindex(ids: [ObjectID], entity: String? = nil) throws(SearchlightError) -> Summary {
+        try reindex(ids: ids, entity: entity, until: { false })
+    }
+
+    /// ``reindex(ids:entity:)`` from async code: on a thread of its own (the calling task holds
+    /// no cooperative thread). Cancelling the task stops it between chunks of
+    /// ``reindexChunkSize`` objects with ``SearchlightError/Code-swift.struct/cancelled``;
+    /// the chunks committed stay.
+    @discardableResult
+    public func reindexAsync(ids: [ObjectID], entity: String? = nil) async throws(SearchlightError) -> Summary {
+        try await DedicatedThread.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+            try reindex(ids: ids, entity: entity, until: shouldStop)
+        }
+    }
+
+    /// ``reindex(ids:entity:)``, stopping between chunks once `shouldStop` says so.
+    @discardableResult
+    func reindex(ids: [ObjectID], entity: String?, until shouldStop: () -> Bool) throws(SearchlightError) -> Summary {
         let names = entity.map { [$0] } ?? store.model.entities.map(\.name)
         var total = Summary()
         for name in names {
             // One short write transaction per chunk: the app's writers never wait long, and
             // what is held stays one chunk of documents, however many ids (a repair's).
             for start in stride(from: 0, to: max(ids.count, 1), by: Self.reindexChunkSize) {
+                if shouldStop() { throw SearchlightError(.cancelled, "reindexing was cancelled") }
                 let summary = try reindex(ids: Array(ids[start..<min(ids.count, start + Self.reindexChunkSize)]), inEntity: name)
                 total.upserted += summary.upserted
                 total.removed += summary.removed

@@ -22,6 +22,22 @@ extension Indexer {
     ///   `unknownEntity`; `indexNotBuilt`.
     @discardableResult
     public func reindex(matching filter: SearchFilter, entity name: String? = nil) throws(SearchlightError) -> Summary {
+        try reindex(matching: filter, entity: name, until: { false })
+    }
+
+    /// ``reindex(matching:entity:)`` from async code: on a thread of its own (the calling task
+    /// holds no cooperative thread). Cancelling the task stops it between chunks with
+    /// ``SearchlightError/Code-swift.struct/cancelled``; the chunks committed stay.
+    @discardableResult
+    public func reindexAsync(matching filter: SearchFilter, entity name: String? = nil) async throws(SearchlightError) -> Summary {
+        try await DedicatedThread.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+            try reindex(matching: filter, entity: name, until: shouldStop)
+        }
+    }
+
+    /// ``reindex(matching:entity:)``, stopping between chunks once `shouldStop` says so.
+    @discardableResult
+    func reindex(matching filter: SearchFilter, entity name: String?, until shouldStop: () -> Bool) throws(SearchlightError) -> Summary {
         try filter.validate()
         let selected = try SearchlightError.catching("cannot select the objects to reindex") {
             try store.databaseWriter.read { db -> [(String, [ObjectID])] in
@@ -58,7 +74,7 @@ extension Indexer {
         }
         var total = Summary()
         for (entity, ids) in selected where !ids.isEmpty {
-            let summary = try reindex(ids: ids, entity: entity)
+            let summary = try reindex(ids: ids, entity: entity, until: shouldStop)
             total.upserted += summary.upserted
             total.removed += summary.removed
             total.token = summary.token

@@ -146,12 +146,14 @@ public final class Indexer: Sendable {
     }
 
     private struct State {
-        var follower: IndexFollower?
+        var follower: IndexFollowing?
         var subscribers: [Int: AsyncStream<Update>.Continuation] = [:]
         var waiters: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriber = 0
         /// Why following ended by itself, if it did.
         var followFailure: SearchlightError?
+        /// Following steps in a row that rebuilt the index.
+        var rebuildSteps = 0
     }
     private let state = Mutex(State())
 
@@ -285,7 +287,7 @@ public final class Indexer: Sendable {
         if maximumBatches <= 0 {
             throw SearchlightError(.invalidArgument, "invalid maximumBatches \(maximumBatches): it must be positive")
         }
-        return try await IndexFollower.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+        return try await DedicatedThread.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
             try indexPendingChanges(until: shouldStop, maximumBatches: maximumBatches)
         }
     }
@@ -328,23 +330,21 @@ public final class Indexer: Sendable {
     /// Starts following history: the backlog first, then every commit, from this process or
     /// another. Does nothing if already started.
     ///
-    /// The work runs on a thread of its own, never in Swift's cooperative pool. The thread holds
-    /// the indexer only while a batch runs: an indexer that is started and then released without
-    /// ``stop()`` stops following, and its thread ends.
+    /// A ``SearchlightHistory/HistoryFollower`` runs the indexer (a
+    /// ``SearchlightHistory/LocalHistoryConsumer``: see ``step(_:shouldStop:)``) in a task: each
+    /// step runs on a thread of its own, never in Swift's cooperative pool. The task holds the
+    /// indexer only while a step runs: an indexer that is started and then released without
+    /// ``stop()`` stops following.
     public func start() {
         state.withLock { state in
             guard state.follower == nil else { return }
-            let commits = store.historyUpdates() // subscribe before catching up: no commit is missed
-            state.follower = IndexFollower(commits: commits, name: "searchlight.indexer") { [weak self] follower in
-                var failures = 0
-                while !follower.shouldStop {
-                    // The indexer is held for one step only, never while waiting for work.
-                    let next: FollowStep = { self?.followStep(follower, failures: &failures) ?? .end }()
-                    switch next {
-                    case .end: return
-                    case .waitForWork: guard follower.waitForWork() else { return }
-                    case let .retry(after): _ = follower.waitForWork(timeout: after)
-                    }
+            let runner = HistoryFollower(FollowingIndexer(self), store: store, logger: logger)
+            state.follower = IndexFollowing { [weak self] in
+                do throws(SearchlightError) {
+                    try await runner.run()
+                } catch {
+                    // Permanent (see `classify`): the runner has logged it and the step told the waiters.
+                    self?.state.withLock { $0.followFailure = error }
                 }
             }
         }
@@ -359,7 +359,7 @@ public final class Indexer: Sendable {
     /// Stops following history. Returns as soon as the batch (or rebuild chunk) in flight
     /// commits; a rebuild stopped this way resumes where it stopped on the next start.
     public func stop() async {
-        let follower: IndexFollower? = state.withLock { state in
+        let follower: IndexFollowing? = state.withLock { state in
             defer { state.follower = nil }
             state.follower?.requestStop() // before isIndexing turns false
             return state.follower
@@ -418,43 +418,40 @@ public final class Indexer: Sendable {
     /// How many ``waitUntilCaughtUp()`` calls are waiting for the follower (tests wait for one to start).
     package var waiterCount: Int { state.withLock { $0.waiters.count } }
 
-    /// What the follow loop does after a step.
-    private enum FollowStep {
-        case waitForWork
-        case retry(after: Duration)
-        case end
-    }
-
-    /// One step of the follow loop, on the follower's thread: catch up, or fail and back off.
-    private func followStep(_ follower: IndexFollower, failures: inout Int) -> FollowStep {
-        do {
-            _ = try indexPendingChanges(until: { follower.shouldStop })
-            failures = 0
-            return .waitForWork
-        } catch SearchlightError.cancelled {
-            return .end
-        } catch SearchlightError.databaseReplaced {
+    /// One step of following (see ``step(_:shouldStop:)``): one batch, or a rebuild.
+    ///
+    /// Every failure is told to the waiters (``waitUntilCaughtUp()`` throws it). The two that
+    /// retrying cannot clear are told as ending following.
+    func followingStep(until shouldStop: @escaping @Sendable () -> Bool) throws(SearchlightError) -> HistoryStep {
+        do throws(SearchlightError) {
+            let summary = try indexPendingChanges(until: shouldStop, maximumBatches: 1)
+            // A rebuild that leaves the index needing another, again and again, is a failure
+            // (as in one call of `indexPendingChanges()`), retried with backoff.
+            let rebuilds = state.withLock { state in
+                state.rebuildSteps = summary.rebuildReason == nil ? 0 : state.rebuildSteps + 1
+                defer { if state.rebuildSteps > 3 { state.rebuildSteps = 0 } }
+                return state.rebuildSteps
+            }
+            if rebuilds > 3, let reason = summary.rebuildReason {
+                throw SearchlightError(.databaseError, "the index still needs a rebuild after rebuilding (\(reason))")
+            }
+            return summary.isCaughtUp ? .caughtUp : .progressed
+        } catch where error.code == .cancelled {
+            throw error
+        } catch where error.code == .databaseReplaced {
             // Permanent: retrying would follow a file nobody writes any more.
-            stopFollowing(SearchlightError(.databaseReplaced, "stopped following: the database file \(store.databaseWriter.path) was replaced or deleted; open it again"))
-            return .end
-        } catch let error where error.code == .notInstalled {
+            let failure = SearchlightError(.databaseReplaced, "stopped following: the database file \(store.databaseWriter.path) was replaced or deleted; open it again")
+            notifyWaiters(.failure(failure))
+            throw failure
+        } catch where error.code == .notInstalled {
             // Permanent: Searchlight was uninstalled; only an install may set it up again.
-            stopFollowing(SearchlightError(.notInstalled, "stopped following: \(error.message)", underlyingError: error))
-            return .end
+            let failure = SearchlightError(.notInstalled, "stopped following: \(error.message)", underlyingError: error)
+            notifyWaiters(.failure(failure))
+            throw failure
         } catch {
-            failures += 1
-            logger.error("indexing failed (attempt \(failures)): \(error)")
             notifyWaiters(.failure(error))
-            // Back off, then retry: a full disk or a lock held too long may clear.
-            return .retry(after: .milliseconds(min(5_000, 50 << min(failures, 7))))
+            throw error
         }
-    }
-
-    /// Ends following by itself on an error retrying cannot clear.
-    private func stopFollowing(_ failure: SearchlightError) {
-        logger.critical("\(failure.message)")
-        state.withLock { $0.followFailure = failure }
-        notifyWaiters(.failure(failure))
     }
 
     /// `indexDidUpdate` events: one per committed batch, carrying the token reached.
@@ -505,7 +502,7 @@ public final class Indexer: Sendable {
     public func waitUntilCaughtUp() async throws(SearchlightError) {
         let target = try store.currentToken()
         guard isIndexing else {
-            try await IndexFollower.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+            try await DedicatedThread.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
                 _ = try indexPendingChanges(until: shouldStop)
             }
             return

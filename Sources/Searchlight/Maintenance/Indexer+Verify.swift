@@ -22,6 +22,13 @@ extension Indexer {
         }
     }
 
+    /// ``verify()`` from async code: on a thread of its own, so that the calling task holds no
+    /// cooperative thread while the tables are compared (seconds on large tables). The
+    /// comparison is one read transaction: cancelling the task does not cut it short.
+    public func verifyAsync() async throws(SearchlightError) -> VerificationReport {
+        try await DedicatedThread.run(name: "searchlight.indexer") { [self] _ throws(SearchlightError) in try verify() }
+    }
+
     /// Verifies, fixes every difference found (reindexing those objects, or rebuilding if the
     /// full-text index itself is damaged), and verifies again if it repaired anything.
     ///
@@ -32,16 +39,33 @@ extension Indexer {
     /// ```
     @discardableResult
     public func repair() throws(SearchlightError) -> RepairReport {
+        try repair(until: { Task.isCancelled })
+    }
+
+    /// ``repair()`` from async code: on a thread of its own (the calling task holds no
+    /// cooperative thread). Cancelling the task stops the repair between the transactions it
+    /// commits (a rebuild's chunks, chunks of reindexed objects) with
+    /// ``SearchlightError/Code-swift.struct/cancelled``; what was committed stays, and a
+    /// rebuild resumes where it stopped.
+    @discardableResult
+    public func repairAsync() async throws(SearchlightError) -> RepairReport {
+        try await DedicatedThread.run(name: "searchlight.indexer") { [self] shouldStop throws(SearchlightError) in
+            try repair(until: shouldStop)
+        }
+    }
+
+    /// ``repair()``, stopping between the transactions it commits once `shouldStop` says so.
+    func repair(until shouldStop: () -> Bool) throws(SearchlightError) -> RepairReport {
         let found = try verify()
         guard !found.isConsistent else { return RepairReport(found: found, repaired: false, isConsistent: true) }
         // Damage to the index rebuilds it; differing documents are reindexed and the vocabulary
         // is counted again.
         if !found.integrityErrors.isEmpty {
-            _ = try rebuild(reason: .damaged, progress: nil, until: { Task.isCancelled })
-            try indexPendingChanges()
+            _ = try rebuild(reason: .damaged, progress: nil, until: shouldStop)
+            _ = try indexPendingChanges(until: shouldStop)
         } else {
             for entity in found.entities where entity.differences > 0 {
-                try reindex(ids: entity.missing + entity.stale + entity.extra, entity: entity.entity)
+                try reindex(ids: entity.missing + entity.stale + entity.extra, entity: entity.entity, until: shouldStop)
                 logger.notice("repaired \(entity.entity): \(entity.missing.count) missing, \(entity.stale.count) stale, \(entity.extra.count) extra")
             }
             // Text that was wrong in the index was subtracted from the vocabulary as it was, not

@@ -42,6 +42,27 @@ extension HistoryStore {
         }
     }
 
+    /// ``consumeNextBatch(as:filter:batchSize:_:)`` from async code: the write transaction runs
+    /// on a thread of its own (it may wait for SQLite's write lock), and the calling task
+    /// suspends, holding no cooperative thread, until it commits or rolls back. `body` runs on
+    /// that thread. Cancelling the task does not interrupt the batch: it is one transaction.
+    ///
+    /// ```swift
+    /// switch try await store.consumeNextBatchAsync(as: "exporter", { batch, db in try export(batch, db) }) {
+    /// case .caughtUp, .consumed: break
+    /// case .needsResync: try store.resynchronize(as: "exporter") { head, db in /* export every row */ }
+    /// }
+    /// ```
+    @discardableResult
+    public func consumeNextBatchAsync(as consumer: String, filter: HistoryFilter = .all, batchSize: Int = 500,
+                                      _ body: @escaping @Sendable (HistoryBatch, Database) throws -> Void)
+        async throws(SearchlightError) -> HistoryConsumption
+    {
+        try await DedicatedThread.run(name: "searchlight.consumer.\(consumer)") { [self] _ throws(SearchlightError) in
+            try consumeNextBatch(as: consumer, filter: filter, batchSize: batchSize, body)
+        }
+    }
+
     /// ``consumeNextBatch(as:filter:batchSize:_:)`` inside the caller's write transaction, for a
     /// consumer that checks state of its own first (the indexer checks its index's schema).
     ///

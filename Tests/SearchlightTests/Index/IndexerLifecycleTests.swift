@@ -34,6 +34,26 @@ import SearchlightTestSupport
         #expect(!indexer.isIndexing, "run() stopped the indexer on cancellation")
     }
 
+    /// The indexer is a consumer of the runtime: a `HistoryFollower` of its own follows as
+    /// `run()` does; it ends following only on failures retrying cannot clear (an uninstall).
+    @Test func aHistoryFollowerRunsTheIndexer() async throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        let indexer = try Indexer(store: store)
+        let updates = indexer.updates()
+        let following = Task { try await HistoryFollower(indexer, store: store, pollInterval: .seconds(60)).run() }
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'followed by the runtime');")
+        try await withTimeout(120) {
+            for await update in updates where try indexer.indexedToken() >= store.currentToken() { _ = update; return }
+        }
+        #expect(try SearchIndex(store: store).search("runtime").hits.count == 1)
+        #expect(!indexer.isIndexing, "start() was not called")
+        following.cancel()
+        try await withTimeout(120) { try await following.value }
+        #expect(indexer.classify(SearchlightError(.notInstalled, "uninstalled")) == .permanent)
+        #expect(indexer.classify(SearchlightError(.bodyFailed, "a builder threw")) == .transient)
+    }
+
     /// Cancelling a task that waits in `waitUntilFollowingEnds()` ends the wait (it used to
     /// hang an app at shutdown); the indexer goes on following until stopped.
     @Test func cancellingAWaitForFollowingToEndEndsTheWait() async throws {
@@ -217,16 +237,16 @@ import SearchlightTestSupport
     }
 
     /// An app's cooperative pool has as many threads as cores: catching up (possibly a whole
-    /// rebuild) for a waiter runs on a thread of the indexer's own (``IndexFollower/run``), and
+    /// rebuild) for a waiter runs on a thread of the indexer's own (`DedicatedThread.run`), and
     /// cancelling the waiting task stops it between batches.
     @Test func workForAWaiterRunsOnItsOwnThreadAndStopsWhenTheTaskIsCancelled() async throws {
         let caller = pthread_self()
-        let worker = try await IndexFollower.run(name: "searchlight.indexer") { _ throws(SearchlightError) in pthread_self() }
+        let worker = try await DedicatedThread.run(name: "searchlight.indexer") { _ throws(SearchlightError) in pthread_self() }
         #expect(pthread_equal(caller, worker) == 0, "the work ran on the calling thread")
 
         let started = DispatchSemaphore(value: 0)
         let work = Task {
-            try await IndexFollower.run(name: "searchlight.indexer") { shouldStop throws(SearchlightError) -> Int in
+            try await DedicatedThread.run(name: "searchlight.indexer") { shouldStop throws(SearchlightError) -> Int in
                 started.signal()
                 var batches = 0
                 while !shouldStop() { batches += 1; usleep(1_000) } // stands for batches of work
