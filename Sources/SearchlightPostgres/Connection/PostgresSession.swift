@@ -22,9 +22,9 @@ struct PostgresSession: Sendable {
     let logger: Logger
     /// When the session last made progress (a connection handed out or given back, a chunk of a
     /// snapshot sent): a sink gives up on a step that made none for a while.
-    let progress = ProgressClock()
-    /// Who waits on which connection, to be told when its channel closes.
-    let closes = ConnectionCloseWatch()
+    var progress = ProgressClock()
+    /// Who waits on which connection, to be told when its channel closes (one per client).
+    var closes = ConnectionCloseWatch()
 
     /// The quoted schema name, for statements.
     var schema: String { PostgresSchema.quoted(endpoint.schema) }
@@ -34,10 +34,7 @@ struct PostgresSession: Sendable {
     /// `checkSchema` is false: search tells a missing schema itself).
     static func with<T: Sendable>(_ endpoint: PostgresEndpoint, logger: Logger, migrate: Bool, checkSchema: Bool = true,
                                   _ body: @Sendable (PostgresSession) async throws -> T) async throws(SearchlightError) -> T {
-        var configuration = endpoint.configuration
-        configuration.options.maximumConnections = 4
-        let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "searchlight.postgres.client",
-                                                                                          factory: { _ in SwiftLogNoOpLogHandler() }))
+        let client = makeClient(endpoint, maximumConnections: 4)
         let session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
         // The client's run loop in a task of its own, cancelled (not awaited) at the end: its
         // shutdown can hang on connections the server terminated (see ``abandoning``).
@@ -56,9 +53,26 @@ struct PostgresSession: Sendable {
         }
     }
 
+    /// A client of at most `maximumConnections` connections (its run loop not started).
+    static func makeClient(_ endpoint: PostgresEndpoint, maximumConnections: Int) -> PostgresClient {
+        var configuration = endpoint.configuration
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.minimumConnections = 0
+        return PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "searchlight.postgres.client",
+                                                                                   factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    /// This session for one user of a shared client: its own progress clock (a sink's step is
+    /// given up when *it* makes no progress) and logger.
+    func forUser(logger: Logger) -> PostgresSession {
+        var session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
+        session.closes = closes
+        return session
+    }
+
     /// The first connection, within the connect timeout (the pool would otherwise wait for a
     /// server that never answers).
-    private func connect() async throws(SearchlightError) {
+    func connect() async throws(SearchlightError) {
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
         let client = client
         let logger = logger
