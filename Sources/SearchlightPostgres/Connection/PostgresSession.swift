@@ -79,8 +79,22 @@ struct PostgresSession: Sendable {
         let probe = probe
         do {
             try await abandoning(after: timeout, timeout: { NoAnswer(timeout: timeout) }) {
-                try await probe()
-                try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
+                let probed = try await probe()
+                try await client.withConnection { connection in
+                    _ = try await connection.query("SELECT 1", logger: logger)
+                    // The probe's backend ends a moment after its connection closed: the pool
+                    // opens no second connection before it is gone, so that a client of N
+                    // connections never adds one more (a few milliseconds; 2 s at most).
+                    guard let probed else { return }
+                    let deadline = ContinuousClock.now + .seconds(2)
+                    while ContinuousClock.now < deadline {
+                        var alive = 0
+                        for try await count in try await connection.query(
+                            "SELECT count(*)::int FROM pg_stat_activity WHERE pid = \(probed)", logger: logger).decode(Int.self) { alive = count }
+                        if alive == 0 { return }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
             }
         } catch {
             throw SearchlightError(.postgresError, "cannot connect to PostgreSQL at \(endpoint.displayURL): \(PostgresErrors.describe(error))",
@@ -90,10 +104,10 @@ struct PostgresSession: Sendable {
 
     /// One direct connection, closed at once: a refused connection, an unknown host, a wrong
     /// password or database is told right away and by name (the pool would retry quietly until
-    /// the timeout).
-    @Sendable private func probe() async throws {
+    /// the timeout). Returns the probe's backend pid.
+    @Sendable private func probe() async throws -> Int32? {
         let pool = endpoint.configuration
-        guard let host = pool.host, let port = pool.port else { return }
+        guard let host = pool.host, let port = pool.port else { return nil }
         let tls: PostgresConnection.Configuration.TLS
         switch endpoint.tlsMode {
         case .disable: tls = .disable
@@ -104,7 +118,12 @@ struct PostgresSession: Sendable {
                                                              database: pool.database, tls: tls)
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            var pid: Int32?
+            if let rows = try? await connection.query("SELECT pg_backend_pid()", logger: logger) {
+                for try await value in rows.decode(Int32.self) { pid = value }
+            }
             try? await connection.close()
+            return pid
         } catch let error as PSQLError where error.serverInfo == nil {
             if let underlying = error.underlying as? NIOConnectionError { throw Self.reason(underlying, host: host) }
             throw error
