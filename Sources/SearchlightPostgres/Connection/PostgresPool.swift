@@ -39,6 +39,8 @@ public final class PostgresPool: Sendable {
         var closed = false
     }
     private let state = Mutex(State())
+    /// At most ``maximumConnections`` connections in use, whatever the client (see ``PostgresSession/withConnection(_:)``).
+    private let permits: ConnectionPermits
 
     /// A pool of at most `maximumConnections` (at least 1) connections to `endpoint`. Nothing
     /// connects until a sink asks for a session.
@@ -50,6 +52,7 @@ public final class PostgresPool: Sendable {
         self.endpoint = endpoint
         self.maximumConnections = maximumConnections
         self.logger = logger
+        permits = ConnectionPermits(count: maximumConnections)
     }
 
     deinit {
@@ -71,7 +74,7 @@ public final class PostgresPool: Sendable {
     /// The current client's session, connecting it first if it is new. Callers that ask at once
     /// share one connection attempt; a failed attempt is forgotten, so the next call tries again.
     func lease() async throws(SearchlightError) -> Lease {
-        let endpoint = endpoint, logger = logger, maximum = maximumConnections
+        let endpoint = endpoint, logger = logger, maximum = maximumConnections, permits = permits
         let (task, generation) = try state.withLock { state throws(SearchlightError) -> (Task<PostgresSession, any Error>, Int) in
             if state.closed { throw SearchlightError(.cancelled, "the PostgreSQL pool of \(endpoint.displayURL) is shut down") }
             if let connecting = state.connecting { return (connecting, state.generation) }
@@ -82,7 +85,8 @@ public final class PostgresPool: Sendable {
             let task = Task { () throws -> PostgresSession in
                 // The replaced client's connections close before this one opens any.
                 if let previous { await Self.awaitEnd(of: previous, atMost: .seconds(5)) }
-                let session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
+                var session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
+                session.permits = permits
                 try await session.connect()
                 try await PostgresSchema.migrate(session)
                 return session

@@ -25,6 +25,8 @@ struct PostgresSession: Sendable {
     var progress = ProgressClock()
     /// Who waits on which connection, to be told when its channel closes (one per client).
     var closes = ConnectionCloseWatch()
+    /// A shared pool's permits: at most its number of connections in use at once.
+    var permits: ConnectionPermits?
 
     /// The quoted schema name, for statements.
     var schema: String { PostgresSchema.quoted(endpoint.schema) }
@@ -67,6 +69,7 @@ struct PostgresSession: Sendable {
     func forUser(logger: Logger) -> PostgresSession {
         var session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
         session.closes = closes
+        session.permits = permits
         return session
     }
 
@@ -158,7 +161,17 @@ struct PostgresSession: Sendable {
     /// given up at once with ``ConnectionClosed``: postgres-nio drops a query written to a closed
     /// channel without ever failing it, and waiting for it hung a sink until its step was given
     /// up a minute later. Whatever `body` did is then unknown, as after an error in `COMMIT`.
+    ///
+    /// With ``permits`` (a shared pool), a permit is taken first, without a bound on the wait
+    /// (other sinks hold every connection; that is no failure, and not a stall either), so the
+    /// client always has a connection to give within the timeout.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        if let permits {
+            progress.waiting(true)
+            defer { progress.waiting(false) }
+            try await permits.acquire()
+        }
+        defer { permits?.release() }
         let client = client
         let acquired = AtomicFlag()
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
@@ -205,10 +218,21 @@ struct PostgresSession: Sendable {
 
 /// The last instant something made progress.
 final class ProgressClock: Sendable {
-    private let last = Mutex(ContinuousClock.now)
-    func touch() { last.withLock { $0 = .now } }
-    /// How long since the last progress.
-    var age: Duration { ContinuousClock.now - last.withLock { $0 } }
+    private let last = Mutex((instant: ContinuousClock.now, waiting: 0))
+    func touch() { last.withLock { $0.instant = .now } }
+    /// Starts or ends a wait that is not a stall (for a connection other sinks hold); its end
+    /// counts as progress.
+    func waiting(_ started: Bool) {
+        last.withLock { state in
+            state.waiting += started ? 1 : -1
+            state.instant = .now
+        }
+    }
+    /// How long since the last progress (zero while waiting for a connection).
+    var age: Duration {
+        let (instant, waiting) = last.withLock { ($0.instant, $0.waiting) }
+        return waiting > 0 ? .zero : ContinuousClock.now - instant
+    }
 }
 
 /// The pool handed out no connection within the timeout.
