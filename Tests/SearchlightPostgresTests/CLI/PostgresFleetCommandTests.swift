@@ -71,4 +71,20 @@ struct PostgresFleetCommandTests {
             #expect(result.status == 2 && result.stderrLines.count == 1, "\(arguments): \(result.stderr)")
         }
     }
+
+    /// A server that refuses the database ends the fleet at once with one line, as a single sink.
+    @Test(.timeLimit(.minutes(5))) func sinkDbsWithAnUnknownDatabaseEndsAtOnceWithOneLine() async throws {
+        let folder = try PostgresSinkFleetTests.Folder()
+        _ = try folder.database("a.sqlite", rows: 1)
+        var components = URLComponents(string: PostgresTestServer.url ?? "")!
+        components.path = "/searchlight_nosuchdb"
+        let url = components.string!
+        let sink = PostgresCLI.start(["sink", "--dbs", folder.path + "/*.sqlite", "--postgres", url])
+        // Bounded against a fleet that would retry forever; not a latency assertion.
+        let ended = await sink.waitUntil(timeout: 90) { _, _ in sink.isFinished }
+        if !ended { sink.process.terminate() }
+        let result = try await PostgresCLI.finish(sink)
+        #expect(ended && result.status == 1, "\(result.status): \(result.stderr.suffix(500))")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains(#"database "searchlight_nosuchdb" does not exist"#), "\(result.stderr)")
+    }
 }
