@@ -74,6 +74,17 @@ public final class PostgresPool: Sendable {
     /// The current client's session, connecting it first if it is new. Callers that ask at once
     /// share one connection attempt; a failed attempt is forgotten, so the next call tries again.
     func lease() async throws(SearchlightError) -> Lease {
+        while true {
+            do {
+                return try await leaseOnce()
+            } catch where error.code == .cancelled && !Task.isCancelled && !state.withLock({ $0.closed }) {
+                // The attempt this caller awaited was cancelled by a replacement: connect anew.
+                continue
+            }
+        }
+    }
+
+    private func leaseOnce() async throws(SearchlightError) -> Lease {
         let endpoint = endpoint, logger = logger, maximum = maximumConnections, permits = permits
         let (task, generation) = try state.withLock { state throws(SearchlightError) -> (Task<PostgresSession, any Error>, Int) in
             if state.closed { throw SearchlightError(.cancelled, "the PostgreSQL pool of \(endpoint.displayURL) is shut down") }

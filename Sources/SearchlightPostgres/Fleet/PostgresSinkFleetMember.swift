@@ -80,12 +80,14 @@ public final class PostgresSinkFleetMember: FleetMember {
         sink.withLock { $0 = nil }
     }
 
-    /// The sink, its database opened again (on a thread of its own) after a release.
+    /// The sink, its database opened again (on a thread of its own) after a release. A file
+    /// replaced meanwhile by another source's is refused: the fleet opens a member of it anew.
     private func opened() async throws(SearchlightError) -> PostgresSink {
         if let current = sink.withLock({ $0 }) { return current }
-        var configuration = sinkConfiguration
-        configuration.source = source
-        let made = try await Self.makeSink(path: path, pool: pool, storeConfiguration: storeConfiguration, sinkConfiguration: configuration)
+        let made = try await Self.makeSink(path: path, pool: pool, storeConfiguration: storeConfiguration, sinkConfiguration: sinkConfiguration)
+        guard made.source == source else {
+            throw SearchlightError(.databaseReplaced, "\(UserText.shown(path, limit: 200)) is source \(made.source) now, not \(source): the file was replaced")
+        }
         sink.withLock { $0 = made }
         return made
     }

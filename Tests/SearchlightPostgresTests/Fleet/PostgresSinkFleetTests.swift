@@ -176,4 +176,59 @@ struct PostgresSinkFleetTests {
         #expect(fleet.members().isEmpty || running.isCancelled)
         await role.drop()
     }
+
+    /// PostgreSQL crashes (`-m immediate`) and starts again twice under a fleet whose sources
+    /// are written to: the sources that saw the failure ask the pool for a new client (once per
+    /// failure, not once per source), and every source catches up by itself. On a cluster of the
+    /// test's own: stopping the shared server would break the other tests.
+    @Test(.enabled(if: PostgresTestServer.canRestart, "no PostgreSQL binaries"), .timeLimit(.minutes(10)))
+    func aFleetRidesOutServerCrashesWithOneSharedPool() async throws {
+        let cluster = try await PrivateCluster.start()
+        var failures: [String] = []
+        do {
+            let base = cluster.url
+            let url = base + (base.contains("?") ? "&" : "?") + "schema=sl_fleetcrash&connect_timeout=60"
+            let folder = try Folder()
+            let names = ["a.sqlite", "b.sqlite", "c.sqlite"]
+            var stores: [HistoryStore] = []
+            for name in names { stores.append(try folder.database(name, rows: 10)) }
+            let log = CapturedLog()
+            var configuration = PostgresSinkFleet.Configuration()
+            configuration.connections = 2
+            configuration.concurrency = 3
+            configuration.logger = log.logger(label: "test.fleet", level: .info)
+            configuration.sink.logger = log.logger(label: "test.fleet.sink", level: .info)
+            configuration.sink.maximumBackoff = .milliseconds(500)
+            configuration.fleet.maximumRetry = .seconds(2)
+            let fleet = try PostgresSinkFleet(glob: try DatabaseGlob(folder.path + "/*.sqlite"), endpoint: try PostgresEndpoint(url: url),
+                                              configuration: configuration)
+            let running = Task { try await fleet.run() }
+            for store in stores where !(try await Self.waitUntilEqual(store, url)) { failures.append("no first sync") }
+            for round in 1...2 {
+                for (index, store) in stores.enumerated() {
+                    try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: ["before crash \(round) \(index)"]) }
+                }
+                try await cluster.crash()
+                for (index, store) in stores.enumerated() {
+                    try await store.write(author: "app") { db in try db.execute(sql: "UPDATE notes SET body = ? WHERE id % 2 = ?", arguments: ["down \(round)", index % 2]) }
+                }
+                try await cluster.restart()
+            }
+            for (index, store) in stores.enumerated() {
+                try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: ["after \(index)"]) }
+            }
+            for (name, store) in zip(names, stores) where !(try await Self.waitUntilEqual(store, url)) {
+                failures.append("\(name) did not catch up after the crashes: \(log.messages.suffix(20))")
+            }
+            running.cancel()
+            _ = try? await running.value
+            let replacements = log.messages.filter { $0.contains("a new client replaces") }.count
+            print("aFleetRidesOutServerCrashes: \(replacements) client replacements for 2 crashes of 3 sources")
+            if replacements < 1 { failures.append("the pool was never replaced: \(log.messages.suffix(20))") }
+        } catch {
+            failures.append("\(error)")
+        }
+        await cluster.remove()
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
 }
