@@ -35,6 +35,13 @@ import Synchronization
 /// **Unknown outcomes.** An error while committing (connection dropped, backend terminated,
 /// server restarted) is never guessed about: the sink reconnects with backoff and runs the
 /// lineage check again, which reads the checkpoint back.
+///
+/// **Connections and threads.** A sink made with an endpoint has a pool of its own (4
+/// connections, connected for each run); sinks made with one ``PostgresPool`` share its
+/// connections (a fleet: ``PostgresSinkFleet``). Every blocking SQLite call of a step (the file
+/// check, healing capture, checkpoint reads, the batch and snapshot reads, saving the
+/// checkpoint) runs on a dedicated thread, never on Swift's cooperative pool; ``run()`` is a
+/// ``HistoryFollower`` whose step is this sink's.
 public final class PostgresSink: Sendable {
     public struct Configuration: Sendable {
         /// The source's name in PostgreSQL; the database's ``HistoryStore/sourceID()`` by default.
