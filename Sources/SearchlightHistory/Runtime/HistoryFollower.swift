@@ -90,7 +90,13 @@ public struct HistoryFollower: Sendable {
     /// (the lineage check) and then applies a batch, adopts a batch PostgreSQL already holds,
     /// or loads a snapshot (a resync). The runner owns waking, retrying and cancellation as for
     /// the public kinds; `step` crosses ``DedicatedThread`` for every blocking SQLite call.
-    package init(author: String, store: HistoryStore, backoff: Backoff, pollInterval: Duration, logger: Logger?,
+    package init(_ consumer: some HistoryFollowingConsumer, store: HistoryStore, backoff: Backoff, pollInterval: Duration,
+                 logger: Logger?, reporting: Reporting?, step: @escaping @Sendable () async throws -> HistoryStep) {
+        self.init(author: consumer.author, store: store, backoff: backoff, pollInterval: pollInterval, logger: logger,
+                  classify: { consumer.classify($0) }, reporting: reporting, step: step)
+    }
+
+    private init(author: String, store: HistoryStore, backoff: Backoff, pollInterval: Duration, logger: Logger?,
                  classify: @escaping @Sendable (any Error) -> HistoryFailure, reporting: Reporting? = nil,
                  step: @escaping @Sendable () async throws -> HistoryStep) {
         self.store = store

@@ -208,9 +208,8 @@ public final class PostgresSink: Sendable {
         defer { if ownsPool { pool.reset() } }
         let maximum = configuration.maximumBackoff
         let follower = HistoryFollower(
-            author: author, store: store, backoff: Backoff(minimum: min(.milliseconds(100), maximum), maximum: maximum),
+            self, store: store, backoff: Backoff(minimum: min(.milliseconds(100), maximum), maximum: maximum),
             pollInterval: Self.idleCheckInterval, logger: logger,
-            classify: { Self.isRetryable($0) ? .transient : .permanent },
             reporting: HistoryFollower.Reporting(retrying: { [self] error, delay, _ in logRetry(after: error, delay: delay) },
                                                  ending: { [self] error in ended(error) })
         ) { [self] in
@@ -512,6 +511,17 @@ public final class PostgresSink: Sendable {
             return decoded
         }
         return stored == model
+    }
+}
+
+/// The sink is a consumer of the runtime: its author name is its checkpoint's key, and a step's
+/// error is retried when ``PostgresSink/isRetryable(_:)`` says so (PostgreSQL's and the network's
+/// transient failures by SQLSTATE and kind, an unknown commit outcome, a step given up, SQLite busy).
+/// Its step does not fit fetch, apply, confirm: it first compares its local checkpoint with
+/// PostgreSQL's, then applies a batch, adopts one PostgreSQL already holds, or resynchronizes.
+extension PostgresSink: HistoryFollowingConsumer {
+    public func classify(_ error: any Error) -> HistoryFailure {
+        Self.isRetryable(error) ? .transient : .permanent
     }
 }
 
