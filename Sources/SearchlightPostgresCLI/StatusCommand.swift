@@ -15,13 +15,21 @@ struct StatusCommand: AsyncParsableCommand {
     @Option(help: "A database that a sink feeds: show how far PostgreSQL is behind it now.")
     var db: String?
 
+    @Option(help: "Every database whose file name matches this pattern (quoted: 'tenants/*.sqlite'): each one's source and how far PostgreSQL is behind it now.")
+    var dbs: String?
+
     enum Format: String, ExpressibleByArgument, CaseIterable { case table, json }
 
     @Option(help: "Output format.")
     var format: Format = .table
 
+    func validate() throws {
+        if db != nil, dbs != nil { throw ValidationError("give --db or --dbs, not both") }
+    }
+
     func run() async throws {
         let endpoint = try options.endpoint()
+        if let dbs { return try await fleet(endpoint, try DatabaseGlob(dbs)) }
         let store = try db.map(openStore)
         let sources = try await PostgresStatus.read(endpoint, database: store)
         switch format {
@@ -37,6 +45,29 @@ struct StatusCommand: AsyncParsableCommand {
                     source.liveLagTokens.map { "\($0)" } ?? "-", "\(source.resyncs)",
                     source.documents.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","),
                     Output.clip(source.resyncReason ?? "-", 80),
+                ])
+            }
+            print(Output.table(rows))
+        }
+    }
+
+    /// Each database of the pattern with its source's lag.
+    private func fleet(_ endpoint: PostgresEndpoint, _ glob: DatabaseGlob) async throws {
+        let databases = try await PostgresStatus.read(endpoint, databases: glob)
+        switch format {
+        case .json:
+            Output.machine(try Output.json(databases))
+        case .table:
+            guard !databases.isEmpty else { print("No database matches \(glob)."); return }
+            var rows = [["DATABASE", "SOURCE", "HEAD", "TOKEN", "LAG", "LAG_S", "APPLIED_S_AGO", "RESYNCS", "NOTE"]]
+            for database in databases {
+                let row = database.postgres
+                rows.append([
+                    database.databasePath, database.source ?? "-", database.headToken.map { "\($0)" } ?? "-",
+                    row.map { "\($0.token)" } ?? "-", database.lagTokens.map { "\($0)" } ?? "-",
+                    row?.lagSeconds.map { String(format: "%.3f", $0) } ?? "-", row.map { String(format: "%.1f", $0.secondsSinceApplied) } ?? "-",
+                    row.map { "\($0.resyncs)" } ?? "-",
+                    Output.clip(database.error ?? (row == nil && database.source != nil ? "not in PostgreSQL yet" : ""), 60),
                 ])
             }
             print(Output.table(rows))

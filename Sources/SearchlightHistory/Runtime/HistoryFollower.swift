@@ -38,6 +38,22 @@ public struct HistoryFollower: Sendable {
     private let logger: Logger
     private let step: @Sendable () async throws -> HistoryStep
     private let classify: @Sendable (any Error) -> HistoryFailure
+    private let reporting: Reporting?
+
+    /// What a runner says about failed steps, and the error ``run()`` ends with, for a consumer
+    /// of this package that keeps lines its operators know (the PostgreSQL sink).
+    package struct Reporting: Sendable {
+        /// A transient failure, before a wait of `delay`; `failures` in a row.
+        package var retrying: @Sendable (_ error: any Error, _ delay: Duration, _ failures: Int) -> Void
+        /// The error ``run()`` throws after a permanent failure (the caller reports it).
+        package var ending: @Sendable (_ error: any Error) -> SearchlightError
+
+        package init(retrying: @escaping @Sendable (_ error: any Error, _ delay: Duration, _ failures: Int) -> Void,
+                     ending: @escaping @Sendable (_ error: any Error) -> SearchlightError) {
+            self.retrying = retrying
+            self.ending = ending
+        }
+    }
 
     /// A runner for a consumer whose work and checkpoint commit in one SQLite transaction.
     ///
@@ -69,8 +85,19 @@ public struct HistoryFollower: Sendable {
         }
     }
 
+    /// A runner for a consumer of this package whose step does not fit fetch, apply, confirm:
+    /// the PostgreSQL sink, whose step first compares its local checkpoint with PostgreSQL's
+    /// (the lineage check) and then applies a batch, adopts a batch PostgreSQL already holds,
+    /// or loads a snapshot (a resync). The runner owns waking, retrying and cancellation as for
+    /// the public kinds; `step` crosses ``DedicatedThread`` for every blocking SQLite call.
+    package init(_ consumer: some HistoryFollowingConsumer, store: HistoryStore, backoff: Backoff, pollInterval: Duration,
+                 logger: Logger?, reporting: Reporting?, step: @escaping @Sendable () async throws -> HistoryStep) {
+        self.init(author: consumer.author, store: store, backoff: backoff, pollInterval: pollInterval, logger: logger,
+                  classify: { consumer.classify($0) }, reporting: reporting, step: step)
+    }
+
     private init(author: String, store: HistoryStore, backoff: Backoff, pollInterval: Duration, logger: Logger?,
-                 classify: @escaping @Sendable (any Error) -> HistoryFailure,
+                 classify: @escaping @Sendable (any Error) -> HistoryFailure, reporting: Reporting? = nil,
                  step: @escaping @Sendable () async throws -> HistoryStep) {
         self.store = store
         self.author = author
@@ -78,6 +105,7 @@ public struct HistoryFollower: Sendable {
         self.pollInterval = pollInterval
         self.logger = logger ?? store.configuration.logger
         self.classify = classify
+        self.reporting = reporting
         self.step = step
     }
 
@@ -111,19 +139,25 @@ public struct HistoryFollower: Sendable {
                 outcome = try await step()
             } catch {
                 if error is CancellationError || (error as? SearchlightError)?.code == .cancelled { return }
-                let failure = SearchlightError(wrappingClosureError: error, doing: "consumer \"\(author)\" failed")
                 guard classify(error) == .transient else {
+                    if let reporting { throw reporting.ending(error) }
+                    let failure = SearchlightError(wrappingClosureError: error, doing: "consumer \"\(author)\" failed")
                     logger.error("\(failure.message); following ends")
                     throw failure
                 }
                 if Task.isCancelled { return }
                 let delay = backoff.next()
-                logger.warning("\(failure.message); retrying in \(delay) (failure \(backoff.failures))")
+                if let reporting {
+                    reporting.retrying(error, delay, backoff.failures)
+                } else {
+                    let failure = SearchlightError(wrappingClosureError: error, doing: "consumer \"\(author)\" failed")
+                    logger.warning("\(failure.message); retrying in \(delay) (failure \(backoff.failures))")
+                }
                 guard (try? await Task.sleep(for: delay)) != nil else { return }
                 continue
             }
             if backoff.failures > 0 {
-                logger.notice("consumer \"\(author)\" recovered after \(backoff.failures) failed steps")
+                if reporting == nil { logger.notice("consumer \"\(author)\" recovered after \(backoff.failures) failed steps") }
                 backoff.reset()
             }
             if outcome == .caughtUp {

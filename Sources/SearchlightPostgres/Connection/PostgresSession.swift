@@ -22,9 +22,11 @@ struct PostgresSession: Sendable {
     let logger: Logger
     /// When the session last made progress (a connection handed out or given back, a chunk of a
     /// snapshot sent): a sink gives up on a step that made none for a while.
-    let progress = ProgressClock()
-    /// Who waits on which connection, to be told when its channel closes.
-    let closes = ConnectionCloseWatch()
+    var progress = ProgressClock()
+    /// Who waits on which connection, to be told when its channel closes (one per client).
+    var closes = ConnectionCloseWatch()
+    /// A shared pool's permits: at most its number of connections in use at once.
+    var permits: ConnectionPermits?
 
     /// The quoted schema name, for statements.
     var schema: String { PostgresSchema.quoted(endpoint.schema) }
@@ -34,10 +36,7 @@ struct PostgresSession: Sendable {
     /// `checkSchema` is false: search tells a missing schema itself).
     static func with<T: Sendable>(_ endpoint: PostgresEndpoint, logger: Logger, migrate: Bool, checkSchema: Bool = true,
                                   _ body: @Sendable (PostgresSession) async throws -> T) async throws(SearchlightError) -> T {
-        var configuration = endpoint.configuration
-        configuration.options.maximumConnections = 4
-        let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "searchlight.postgres.client",
-                                                                                          factory: { _ in SwiftLogNoOpLogHandler() }))
+        let client = makeClient(endpoint, maximumConnections: 4)
         let session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
         // The client's run loop in a task of its own, cancelled (not awaited) at the end: its
         // shutdown can hang on connections the server terminated (see ``abandoning``).
@@ -56,17 +55,49 @@ struct PostgresSession: Sendable {
         }
     }
 
+    /// A client of at most `maximumConnections` connections (its run loop not started).
+    static func makeClient(_ endpoint: PostgresEndpoint, maximumConnections: Int) -> PostgresClient {
+        var configuration = endpoint.configuration
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.minimumConnections = 0
+        return PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "searchlight.postgres.client",
+                                                                                   factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    /// This session for one user of a shared client: its own progress clock (a sink's step is
+    /// given up when *it* makes no progress) and logger.
+    func forUser(logger: Logger) -> PostgresSession {
+        var session = PostgresSession(client: client, endpoint: endpoint, logger: logger)
+        session.closes = closes
+        session.permits = permits
+        return session
+    }
+
     /// The first connection, within the connect timeout (the pool would otherwise wait for a
     /// server that never answers).
-    private func connect() async throws(SearchlightError) {
+    func connect() async throws(SearchlightError) {
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
         let client = client
         let logger = logger
         let probe = probe
         do {
             try await abandoning(after: timeout, timeout: { NoAnswer(timeout: timeout) }) {
-                try await probe()
-                try await client.withConnection { connection in _ = try await connection.query("SELECT 1", logger: logger) }
+                let probed = try await probe()
+                try await client.withConnection { connection in
+                    _ = try await connection.query("SELECT 1", logger: logger)
+                    // The probe's backend ends a moment after its connection closed: the pool
+                    // opens no second connection before it is gone, so that a client of N
+                    // connections never adds one more (a few milliseconds; 2 s at most).
+                    guard let probed else { return }
+                    let deadline = ContinuousClock.now + .seconds(2)
+                    while ContinuousClock.now < deadline {
+                        var alive = 0
+                        for try await count in try await connection.query(
+                            "SELECT count(*)::int FROM pg_stat_activity WHERE pid = \(probed)", logger: logger).decode(Int.self) { alive = count }
+                        if alive == 0 { return }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
             }
         } catch {
             throw SearchlightError(.postgresError, "cannot connect to PostgreSQL at \(endpoint.displayURL): \(PostgresErrors.describe(error))",
@@ -76,10 +107,10 @@ struct PostgresSession: Sendable {
 
     /// One direct connection, closed at once: a refused connection, an unknown host, a wrong
     /// password or database is told right away and by name (the pool would retry quietly until
-    /// the timeout).
-    @Sendable private func probe() async throws {
+    /// the timeout). Returns the probe's backend pid.
+    @Sendable private func probe() async throws -> Int32? {
         let pool = endpoint.configuration
-        guard let host = pool.host, let port = pool.port else { return }
+        guard let host = pool.host, let port = pool.port else { return nil }
         let tls: PostgresConnection.Configuration.TLS
         switch endpoint.tlsMode {
         case .disable: tls = .disable
@@ -90,7 +121,12 @@ struct PostgresSession: Sendable {
                                                              database: pool.database, tls: tls)
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            var pid: Int32?
+            if let rows = try? await connection.query("SELECT pg_backend_pid()", logger: logger) {
+                for try await value in rows.decode(Int32.self) { pid = value }
+            }
             try? await connection.close()
+            return pid
         } catch let error as PSQLError where error.serverInfo == nil {
             if let underlying = error.underlying as? NIOConnectionError { throw Self.reason(underlying, host: host) }
             throw error
@@ -125,7 +161,17 @@ struct PostgresSession: Sendable {
     /// given up at once with ``ConnectionClosed``: postgres-nio drops a query written to a closed
     /// channel without ever failing it, and waiting for it hung a sink until its step was given
     /// up a minute later. Whatever `body` did is then unknown, as after an error in `COMMIT`.
+    ///
+    /// With ``permits`` (a shared pool), a permit is taken first, without a bound on the wait
+    /// (other sinks hold every connection; that is no failure, and not a stall either), so the
+    /// client always has a connection to give within the timeout.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        if let permits {
+            progress.waiting(true)
+            defer { progress.waiting(false) }
+            try await permits.acquire()
+        }
+        defer { permits?.release() }
         let client = client
         let acquired = AtomicFlag()
         let timeout = endpoint.configuration.options.connectTimeout + .seconds(2)
@@ -172,10 +218,21 @@ struct PostgresSession: Sendable {
 
 /// The last instant something made progress.
 final class ProgressClock: Sendable {
-    private let last = Mutex(ContinuousClock.now)
-    func touch() { last.withLock { $0 = .now } }
-    /// How long since the last progress.
-    var age: Duration { ContinuousClock.now - last.withLock { $0 } }
+    private let last = Mutex((instant: ContinuousClock.now, waiting: 0))
+    func touch() { last.withLock { $0.instant = .now } }
+    /// Starts or ends a wait that is not a stall (for a connection other sinks hold); its end
+    /// counts as progress.
+    func waiting(_ started: Bool) {
+        last.withLock { state in
+            state.waiting += started ? 1 : -1
+            state.instant = .now
+        }
+    }
+    /// How long since the last progress (zero while waiting for a connection).
+    var age: Duration {
+        let (instant, waiting) = last.withLock { ($0.instant, $0.waiting) }
+        return waiting > 0 ? .zero : ContinuousClock.now - instant
+    }
 }
 
 /// The pool handed out no connection within the timeout.

@@ -103,7 +103,7 @@ public struct PostgresVerifier: Sendable {
 
             let channel = SnapshotChannel<Part>(capacity: 2)
             let producer = Task {
-                try await runBlocking("searchlight.postgres.verify") {
+                try await DedicatedThread.run(name: "searchlight.postgres.verify") { _ throws(any Error) in
                     defer { channel.finish() }
                     try store.databaseWriter.read { db in
                         let model = try store.installedModel(in: db)

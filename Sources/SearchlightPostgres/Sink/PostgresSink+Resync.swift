@@ -63,7 +63,7 @@ extension PostgresSink {
 
             let channel = SnapshotChannel<SnapshotPart>(capacity: 2)
             let producer = Task {
-                try await runBlocking("searchlight.postgres.snapshot") {
+                try await DedicatedThread.run(name: "searchlight.postgres.snapshot") { _ throws(any Error) in
                     defer { channel.finish() }
                     try Self.readSnapshot(store: store, source: source, builders: builders, into: channel)
                 }
@@ -114,17 +114,9 @@ extension PostgresSink {
             return Step()
         }
         recordWritten(count)
-        try await saveLocalCheckpointAfterResync(token)
+        try await saveLocalCheckpoint(token)
         logger.notice("source \(source): loaded a snapshot of \(count) documents at token \(token) (\(reason))")
         return Step(upserted: count, resyncs: 1, token: token)
-    }
-
-    private func saveLocalCheckpointAfterResync(_ token: HistoryToken) async throws {
-        let store = self.store, author = self.author
-        try await store.databaseWriter.write { db in
-            if let current = try store.checkpoint(for: author, in: db), current.token >= token { return }
-            try store.saveCheckpoint(token, for: author, in: db)
-        }
     }
 
     /// The snapshot, in one read transaction: the head and the model, then every present

@@ -35,6 +35,13 @@ import Synchronization
 /// **Unknown outcomes.** An error while committing (connection dropped, backend terminated,
 /// server restarted) is never guessed about: the sink reconnects with backoff and runs the
 /// lineage check again, which reads the checkpoint back.
+///
+/// **Connections and threads.** A sink made with an endpoint has a pool of its own (4
+/// connections, connected for each run); sinks made with one ``PostgresPool`` share its
+/// connections (a fleet: ``PostgresSinkFleet``). Every blocking SQLite call of a step (the file
+/// check, healing capture, checkpoint reads, the batch and snapshot reads, saving the
+/// checkpoint) runs on a dedicated thread, never on Swift's cooperative pool; ``run()`` is a
+/// ``HistoryFollower`` whose step is this sink's.
 public final class PostgresSink: Sendable {
     public struct Configuration: Sendable {
         /// The source's name in PostgreSQL; the database's ``HistoryStore/sourceID()`` by default.
@@ -85,6 +92,10 @@ public final class PostgresSink: Sendable {
 
     public let store: HistoryStore
     public let endpoint: PostgresEndpoint
+    /// The connections the sink uses: shared with other sinks, or its own (4 connections).
+    public let pool: PostgresPool
+    /// Whether the pool is the sink's own (made by ``init(store:endpoint:configuration:)``).
+    private let ownsPool: Bool
     /// The source's name in PostgreSQL.
     public let source: String
     /// The consumer name in SQLite: `searchlight.postgres.<source>`, registered as required.
@@ -100,13 +111,31 @@ public final class PostgresSink: Sendable {
     /// Documents written since the last look at the table's statistics (see
     /// ``refreshStatisticsIfNeeded(_:)``).
     let unanalyzedWrites = Mutex(0)
+    /// Whether the sink registered as a consumer of the store, and said it follows.
+    private let registered = AtomicFlag()
+    private let announced = AtomicFlag()
+    /// When this sink's step last made progress (stall detection), whatever the pool's other users do.
+    private let progress = ProgressClock()
+    /// The last token a step reached (for the notice that the sink follows).
+    private let lastToken = Mutex(HistoryToken.zero)
 
-    /// A sink of `store` into `endpoint`. Throws `invalidArgument` for a bad source name,
-    /// `unknownEntity` for a builder of an entity the model lacks. Nothing is written anywhere
-    /// until a run starts: a run first connects to PostgreSQL (and migrates its schema), then
-    /// registers the sink as a required consumer of `store`, so that cleanup keeps the history
-    /// it has not applied.
-    public init(store: HistoryStore, endpoint: PostgresEndpoint, configuration: Configuration = .init()) throws(SearchlightError) {
+    /// A sink of `store` into `endpoint`, with a pool of its own (4 connections). Throws
+    /// `invalidArgument` for a bad source name, `unknownEntity` for a builder of an entity the
+    /// model lacks. Nothing is written anywhere until a run starts: a run first connects to
+    /// PostgreSQL (and migrates its schema), then registers the sink as a required consumer of
+    /// `store`, so that cleanup keeps the history it has not applied.
+    public convenience init(store: HistoryStore, endpoint: PostgresEndpoint, configuration: Configuration = .init()) throws(SearchlightError) {
+        let pool = try PostgresPool(endpoint: endpoint, maximumConnections: 4, logger: configuration.logger)
+        try self.init(store: store, pool: pool, ownsPool: true, configuration: configuration)
+    }
+
+    /// A sink of `store` whose PostgreSQL connections come from `pool`, shared with other
+    /// sinks (a fleet's): they hold at most the pool's connections together.
+    public convenience init(store: HistoryStore, pool: PostgresPool, configuration: Configuration = .init()) throws(SearchlightError) {
+        try self.init(store: store, pool: pool, ownsPool: false, configuration: configuration)
+    }
+
+    private init(store: HistoryStore, pool: PostgresPool, ownsPool: Bool, configuration: Configuration) throws(SearchlightError) {
         let source: String
         if let name = configuration.source { source = name } else { source = try store.sourceID() }
         try Self.validate(source: source)
@@ -117,10 +146,16 @@ public final class PostgresSink: Sendable {
             throw SearchlightError(.unknownEntity, "a document builder names entity \"\(name)\", which the model does not declare")
         }
         self.store = store
-        self.endpoint = endpoint
+        self.endpoint = pool.endpoint
+        self.pool = pool
+        self.ownsPool = ownsPool
         self.source = source
         self.configuration = configuration
         reader = SinkReader(store: store, source: source, author: "searchlight.postgres.\(source)", builders: configuration.documentBuilders)
+    }
+
+    deinit {
+        if ownsPool { pool.shutdown() }
     }
 
     /// A source name: not empty, at most 200 characters, no control characters.
@@ -138,22 +173,22 @@ public final class PostgresSink: Sendable {
     /// source's newest token, then returns what it did. PostgreSQL errors are retried with
     /// backoff (``Configuration/attempts`` in a row at most).
     public func runOnce() async throws(SearchlightError) -> Report {
-        let configuration = configuration
-        return try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
-            try self.store.registerConsumer(self.author, required: true)
-            var report = Report(source: self.source)
-            var failures = 0
-            while true {
-                do {
-                    let step = try await self.isolatedStep(session)
-                    failures = 0
-                    report.add(step)
-                    if step.caughtUp { return report }
-                } catch {
-                    failures += 1
-                    guard Self.isRetryable(error), failures < configuration.attempts else { throw error }
-                    try await self.backOff(after: error, failures: failures)
-                }
+        // A pool of its own: connected (and the schema migrated) for this run, closed after it.
+        defer { if ownsPool { pool.reset() } }
+        // A server that cannot be reached now is told at once, not retried.
+        try await pool.connect()
+        var report = Report(source: source)
+        var failures = 0
+        while true {
+            do {
+                let (step, _) = try await leasedStep()
+                failures = 0
+                report.add(step)
+                if step.caughtUp { return report }
+            } catch {
+                failures += 1
+                guard Self.isRetryable(error), failures < configuration.attempts else { throw ended(error) }
+                do { try await backOff(after: error, failures: failures) } catch { throw ended(error) }
             }
         }
     }
@@ -163,51 +198,75 @@ public final class PostgresSink: Sendable {
     /// process). PostgreSQL errors (a restart, a terminated backend) are logged and retried
     /// with bounded backoff; SQLite errors that mean the database is gone or no longer set up
     /// end it with that error. Cancellation is honoured between batches.
+    ///
+    /// A ``HistoryFollower`` drives it: waking on each commit (and every
+    /// ``idleCheckInterval`` anyway), the backoff (100 ms doubling up to
+    /// ``Configuration/maximumBackoff``, sub-second values honoured), cancellation. Each of its
+    /// steps is this sink's step (the lineage check, then a batch, an adopted batch or a resync),
+    /// with its SQLite work on a dedicated thread.
     public func run() async throws(SearchlightError) {
-        let progress = FollowProgress()
-        while !Task.isCancelled {
+        defer { if ownsPool { pool.reset() } }
+        let maximum = configuration.maximumBackoff
+        let follower = HistoryFollower(
+            self, store: store, backoff: Backoff(minimum: min(.milliseconds(100), maximum), maximum: maximum),
+            pollInterval: Self.idleCheckInterval, logger: logger,
+            reporting: HistoryFollower.Reporting(retrying: { [self] error, delay, _ in logRetry(after: error, delay: delay) },
+                                                 ending: { [self] error in ended(error) })
+        ) { [self] in
+            let (step, token) = try await leasedStep()
+            guard step.caughtUp else { return .progressed }
+            if !announced.isSet {
+                announced.set()
+                logger.notice("following source \(source) at token \(token)")
+            }
+            return .caughtUp
+        }
+        try await follower.run()
+    }
+
+    /// One turn of a fleet: at most `maximumSteps` steps; whether the source caught up.
+    package func turn(maximumSteps: Int) async throws(SearchlightError) -> Bool {
+        for _ in 0..<max(1, maximumSteps) {
             do {
-                // A new client (and pool) for each session: after a PostgreSQL error the session
-                // ends, so that connections the server terminated cannot leave a pool that never
-                // hands out another one.
-                try await PostgresSession.with(endpoint, logger: logger, migrate: true) { session in
-                    try self.store.registerConsumer(self.author, required: true)
-                    // Woken by each commit (subscribed first: no commit after the backlog is missed),
-                    // and every few seconds anyway: a notification lost to a broken file watch
-                    // delays a batch, never strands it.
-                    let updates = self.store.historyUpdates()
-                    let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-                    let forwarder = Task {
-                        for await _ in updates { wake.yield() }
-                        wake.finish()
-                    }
-                    let ticker = Task {
-                        while !Task.isCancelled {
-                            try? await Task.sleep(for: Self.idleCheckInterval)
-                            wake.yield()
-                        }
-                    }
-                    defer { forwarder.cancel(); ticker.cancel() }
-                    var iterator = wakeups.makeAsyncIterator()
-                    while !Task.isCancelled {
-                        let step = try await self.isolatedStep(session)
-                        let token = progress.succeeded(step)
-                        guard step.caughtUp else { continue }
-                        if progress.announceOnce() {
-                            self.logger.notice("following source \(self.source) at token \(token)")
-                        }
-                        guard await iterator.next() != nil else { return }
-                    }
-                }
-                return
+                let (step, _) = try await leasedStep()
+                if step.caughtUp { return true }
             } catch {
-                if Task.isCancelled { return }
-                if case .cancelled = error.code { return }
-                let failures = progress.failed()
-                guard Self.isRetryable(error) else { throw error }
-                do { try await backOff(after: error, failures: failures) } catch { return }
+                throw ended(error)
             }
         }
+        return false
+    }
+
+    /// The error a run ends with: `postgresError` naming the server, SQLite's errors as they are.
+    private func ended(_ error: any Error) -> SearchlightError {
+        PostgresErrors.wrap(error, doing: "PostgreSQL at \(endpoint.displayURL)")
+    }
+
+    /// One step with a session of the pool (connected first if it is new): registers the sink
+    /// as a consumer of the store the first time; after a connection-level failure, asks the
+    /// pool for a new client. Returns the step and the token reached so far.
+    private func leasedStep() async throws -> (Step, HistoryToken) {
+        let lease = try await pool.lease()
+        let session = lease.session.forUser(logger: logger)
+        do {
+            if !registered.isSet {
+                let store = self.store, author = self.author
+                try await blocking { try store.registerConsumer(author, required: true) }
+                registered.set()
+            }
+            let step = try await isolatedStep(session)
+            if let token = step.token { lastToken.withLock { $0 = token } }
+            return (step, lastToken.withLock { $0 })
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            if PostgresPool.isConnectionFailure(error) { pool.replace(generation: lease.generation) }
+            throw error
+        }
+    }
+
+    /// Runs blocking SQLite work on a dedicated thread (never on Swift's cooperative pool).
+    func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await DedicatedThread.run(name: "searchlight.postgres.sink") { _ throws(any Error) -> T in try work() }
     }
 
     /// One step, in a task of its own: cancelling the caller lets the step in flight finish
@@ -217,7 +276,10 @@ public final class PostgresSink: Sendable {
     /// that postgres-nio never fails) is given up, cancelled and left to end by itself: the
     /// error starts a new session. Whatever a given-up step left undone, the lineage check of
     /// the next one sorts out.
-    private func isolatedStep(_ session: PostgresSession) async throws -> Step {
+    private func isolatedStep(_ shared: PostgresSession) async throws -> Step {
+        var own = shared
+        own.progress = progress
+        let session = own
         session.progress.touch()
         let task = Task {
             do {
@@ -244,9 +306,13 @@ public final class PostgresSink: Sendable {
     private func backOff(after error: any Error, failures: Int) async throws {
         var generator = SystemRandomNumberGenerator()
         let delay = Self.backoff(failures: failures, maximum: configuration.maximumBackoff, using: &generator)
-        let milliseconds = Double(delay.components.seconds) * 1_000 + Double(delay.components.attoseconds) / 1e15
-        logger.warning("source \(source): \(PostgresErrors.describe(error)); trying again in \(Int(milliseconds.rounded(.up))) ms")
+        logRetry(after: error, delay: delay)
         try await Task.sleep(for: delay)
+    }
+
+    private func logRetry(after error: any Error, delay: Duration) {
+        let milliseconds = Double(delay.components.seconds) * 1_000 + Double(delay.components.attoseconds) / 1e15
+        logger.warning("source \(source): \(PostgresErrors.describe(error)); trying again in \(max(1, Int(milliseconds.rounded(.up)))) ms")
     }
 
     /// The wait before attempt `failures + 1`: 100 ms doubled with each failure in a row, never
@@ -300,9 +366,12 @@ public final class PostgresSink: Sendable {
 
     /// The lineage check, then one batch (or a resync, or adopting a committed batch).
     func step(_ session: PostgresSession) async throws -> Step {
-        try store.checkFileIdentity()
-        _ = try store.healCapture() // heals capture after a migration of the app, records its gap
-        let local = try store.checkpoint(for: author)
+        let store = self.store, author = self.author, reader = self.reader
+        let local = try await blocking {
+            try store.checkFileIdentity()
+            _ = try store.healCapture() // heals capture after a migration of the app, records its gap
+            return try store.checkpoint(for: author)
+        }
         let schema = session.schema, source = self.source, logger = self.logger
         let localTime = local?.transactionTimestamp?.timeIntervalSince1970
         let cached = lastApplied.withLock { row in row.flatMap { row in local.map { row.holds($0.token.rawValue, localTime) } ?? false ? row : nil } }
@@ -320,13 +389,14 @@ public final class PostgresSink: Sendable {
         if let local, row.holds(local.token.rawValue, localTime) {
             // The same lineage: go on from the checkpoint.
         } else if let local, row.previousToken == local.token.rawValue, SourceRow.sameTime(row.previousTimestamp, localTime),
-                  let digest = row.batchDigest, try reader.digest(after: local.token, through: HistoryToken(row.token)) == digest {
+                  let digest = row.batchDigest,
+                  try await blocking({ try reader.digest(after: local.token, through: HistoryToken(row.token)) }) == digest {
             // A batch of this history committed in PostgreSQL before its checkpoint was saved here.
             let token = HistoryToken(row.token)
             try await saveLocalCheckpoint(token)
             logger.notice("source \(source): PostgreSQL holds the batch through token \(token) of this history; checkpoint adopted")
             return Step(adopted: 1, token: token)
-        } else if try reader.holdsHistory(of: row, after: local?.token) {
+        } else if try await blocking({ try reader.holdsHistory(of: row, after: local?.token) }) {
             // PostgreSQL is further along this very history (another sink of this file committed
             // batches, or a snapshot, since this one read its checkpoint): follow it.
             let token = HistoryToken(row.token)
@@ -339,7 +409,8 @@ public final class PostgresSink: Sendable {
             return try await resync(session, expected: row, reason: reason)
         }
 
-        switch try reader.batch(after: HistoryToken(row.token), batchSize: configuration.batchSize) {
+        let batchSize = configuration.batchSize
+        switch try await blocking({ try reader.batch(after: HistoryToken(row.token), batchSize: batchSize) }) {
         case let .needsResync(resync):
             logger.warning("source \(source) resynchronized: \(resync)")
             return try await self.resync(session, expected: row, reason: resync.description)
@@ -404,11 +475,13 @@ public final class PostgresSink: Sendable {
 
     /// Saves the consumer checkpoint in SQLite, unless it is at `token` or beyond already (two
     /// sinks of one file each save theirs; it never goes back).
-    private func saveLocalCheckpoint(_ token: HistoryToken) async throws {
+    func saveLocalCheckpoint(_ token: HistoryToken) async throws {
         let store = self.store, author = self.author
-        try await store.databaseWriter.write { db in
-            if let current = try store.checkpoint(for: author, in: db), current.token >= token { return }
-            try store.saveCheckpoint(token, for: author, in: db)
+        try await blocking {
+            try store.databaseWriter.write { db in
+                if let current = try store.checkpoint(for: author, in: db), current.token >= token { return }
+                try store.saveCheckpoint(token, for: author, in: db)
+            }
         }
     }
 
@@ -441,29 +514,14 @@ public final class PostgresSink: Sendable {
     }
 }
 
-/// What `run()` keeps across its sessions: failures in a row, the last token, whether it said
-/// it follows.
-private final class FollowProgress: Sendable {
-    private let state = Mutex((failures: 0, token: HistoryToken.zero, announced: false))
-
-    /// Records a step that succeeded; returns the token it reached.
-    func succeeded(_ step: PostgresSink.Step) -> HistoryToken {
-        state.withLock { state in
-            state.failures = 0
-            if let token = step.token { state.token = token }
-            return state.token
-        }
-    }
-
-    /// Records a failure; returns the failures in a row.
-    func failed() -> Int { state.withLock { state in state.failures += 1; return state.failures } }
-
-    /// True the first time only.
-    func announceOnce() -> Bool {
-        state.withLock { state in
-            defer { state.announced = true }
-            return !state.announced
-        }
+/// The sink is a consumer of the runtime: its author name is its checkpoint's key, and a step's
+/// error is retried when ``PostgresSink/isRetryable(_:)`` says so (PostgreSQL's and the network's
+/// transient failures by SQLSTATE and kind, an unknown commit outcome, a step given up, SQLite busy).
+/// Its step does not fit fetch, apply, confirm: it first compares its local checkpoint with
+/// PostgreSQL's, then applies a batch, adopts one PostgreSQL already holds, or resynchronizes.
+extension PostgresSink: HistoryFollowingConsumer {
+    public func classify(_ error: any Error) -> HistoryFailure {
+        Self.isRetryable(error) ? .transient : .permanent
     }
 }
 

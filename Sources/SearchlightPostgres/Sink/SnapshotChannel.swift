@@ -43,12 +43,3 @@ final class SnapshotChannel<Element: Sendable>: Sendable {
         for _ in 0..<capacity { credits.signal() }
     }
 }
-
-/// Runs a blocking function on a thread of its own (not one of the cooperative pool's).
-func runBlocking<T: Sendable>(_ label: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue(label: label).async {
-            continuation.resume(with: Result { try body() })
-        }
-    }
-}
