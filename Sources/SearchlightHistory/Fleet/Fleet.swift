@@ -214,6 +214,8 @@ public final class Fleet<Member: FleetMember>: Sendable {
                 switch event {
                 case let .members(paths):
                     for path in paths where state.slots[path].map({ $0.removed }) ?? true {
+                        // A removed slot still in its turn, made again: its turn's end is ignored.
+                        if state.slots[path]?.held == true { state.held -= 1 }
                         state.generations += 1
                         state.slots[path] = Slot(generation: state.generations)
                         enqueue(path, .work, &state)
