@@ -52,18 +52,42 @@ public final class IndexFleetMember: FleetMember {
     }
 
     public func step() async throws(SearchlightError) -> Bool {
-        let indexer = try await opened().indexer
-        let summary = try await indexer.indexPendingChanges(maximumBatches: batchesPerTurn)
+        let opened = try await opened()
+        let summary = try await opened.indexer.indexPendingChanges(maximumBatches: batchesPerTurn)
+        if summary.isCaughtUp {
+            // Idle from now on, until the next write: its connections keep the schema, not the
+            // pages and statements of the turn (a member of a fleet of thousands may stay open
+            // for many turns of the others).
+            let store = opened.store
+            await DedicatedThread.run(name: "searchlight.fleet.trim") { _ in store.dbPool.releaseMemory() }
+        }
         return summary.isCaughtUp
     }
 
     /// Lets the database go; the next turn opens it again.
     public func release() async {
-        open.withLock { $0 = nil }
+        await letGo()
     }
 
     public func close() async {
-        open.withLock { $0 = nil }
+        await letGo()
+    }
+
+    /// What a member holds open, handed to the thread that closes it.
+    private final class Held: Sendable {
+        let open: Mutex<Open?>
+        init(_ open: Open) { self.open = Mutex(open) }
+    }
+
+    /// Drops the store and its indexer on a thread of their own: closing the connections is
+    /// blocking SQLite work, as opening them is, and must not hold a thread of the cooperative
+    /// pool.
+    private func letGo() async {
+        guard let held = open.withLock({ current -> Held? in
+            defer { current = nil }
+            return current.map(Held.init)
+        }) else { return }
+        await DedicatedThread.run(name: "searchlight.fleet.close") { _ in held.open.withLock { $0 = nil } }
     }
 
     /// The store and its indexer, opened on a thread of their own the first time.

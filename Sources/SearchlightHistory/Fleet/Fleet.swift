@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One database of a ``Fleet``, as the fleet drives it: the indexer of one file, the sink of one
 /// source.
@@ -50,6 +53,12 @@ public final class Fleet<Member: FleetMember>: Sendable {
         public var maximumRetry: Duration = .seconds(60)
         /// A member idle this long is released (``FleetMember/release()``); nil: never.
         public var releaseIdleAfter: Duration? = .seconds(10)
+        /// Members that may hold their database open at once (each took a turn and was not
+        /// released since): past it, the member whose last turn is the oldest is released as soon
+        /// as it is idle. It bounds the memory of a fleet whose members all work at once (a first
+        /// sync, writes to every tenant): an open member holds SQLite connections and their
+        /// caches. nil: no bound.
+        public var maximumOpenMembers: Int? = 32
         public var logger = Logger(label: "searchlight.fleet")
         /// Tests: poll instead of inotify.
         package var usesInotify = true
@@ -87,6 +96,11 @@ public final class Fleet<Member: FleetMember>: Sendable {
         var turns = 0
         /// Bumped when the slot is made again, so that a retry scheduled for an older slot is ignored.
         var generation = 0
+        /// Whether the member may hold its database open: it took a turn since it was last
+        /// released.
+        var held = false
+        /// When its last turn ended (``State/uses``), for the bound on open members.
+        var lastUse = 0
     }
 
     private struct State {
@@ -96,6 +110,36 @@ public final class Fleet<Member: FleetMember>: Sendable {
         var idleWorkers: [CheckedContinuation<String?, Never>] = []
         var finished = false
         var generations = 0
+        /// Turns ended so far: each one's number orders members from least to most recently used.
+        var uses = 0
+        /// Slots with `held` set.
+        var held = 0
+        /// (use, path) of each turn that ended, oldest first; an entry whose slot has a later
+        /// `lastUse` is stale and skipped.
+        var recent: [(use: Int, path: String)] = []
+        var recentHead = 0
+        var statistics = Statistics()
+        /// A trim of the process's memory is scheduled.
+        var trimming = false
+    }
+
+    /// What the fleet did since it started: the evidence for a fleet that works more than its
+    /// writes ask for.
+    public struct Statistics: Sendable, Hashable {
+        /// Turns that worked (``FleetMember/step()``).
+        public var steps = 0
+        /// Checks (``FleetMember/hasPendingWork()``) and those that found nothing to do.
+        public var checks = 0
+        public var emptyChecks = 0
+        /// Members released: idle for ``Configuration/releaseIdleAfter``, or past
+        /// ``Configuration/maximumOpenMembers``.
+        public var idleReleases = 0
+        public var boundReleases = 0
+        /// Failed turns (opening included).
+        public var failures = 0
+        /// Members that may hold their database open now, and at most so far.
+        public var openMembers = 0
+        public var peakOpenMembers = 0
     }
 
     public let glob: DatabaseGlob
@@ -110,6 +154,11 @@ public final class Fleet<Member: FleetMember>: Sendable {
         self.glob = glob
         self.configuration = configuration
         self.open = open
+    }
+
+    /// What the fleet did so far.
+    public func statistics() -> Statistics {
+        state.withLock { $0.statistics }
     }
 
     /// Each member now, sorted by path.
@@ -129,6 +178,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<max(1, configuration.concurrency) { group.addTask { await self.work() } }
+                if logger.logLevel <= .debug { group.addTask { await self.logStatistics() } }
             }
         } onCancel: {
             finish()
@@ -139,6 +189,18 @@ public final class Fleet<Member: FleetMember>: Sendable {
             return state.slots.values.compactMap(\.member)
         }
         for member in members { await member.close() }
+    }
+
+    /// At debug level, what the fleet did, every ``Configuration/fallbackInterval`` it did something.
+    private func logStatistics() async {
+        var last = Statistics()
+        while !Task.isCancelled, !state.withLock({ $0.finished }) {
+            try? await Task.sleep(for: configuration.fallbackInterval)
+            let now = statistics()
+            guard now != last else { continue }
+            last = now
+            logger.debug("fleet: \(now.steps) turns, \(now.checks) checks (\(now.emptyChecks) found nothing), \(now.idleReleases) idle and \(now.boundReleases) bound releases, \(now.failures) failures, \(now.openMembers) open (at most \(now.peakOpenMembers))")
+        }
     }
 
     // MARK: - Events
@@ -152,6 +214,8 @@ public final class Fleet<Member: FleetMember>: Sendable {
                 switch event {
                 case let .members(paths):
                     for path in paths where state.slots[path].map({ $0.removed }) ?? true {
+                        // A removed slot still in its turn, made again: its turn's end is ignored.
+                        if state.slots[path]?.held == true { state.held -= 1 }
                         state.generations += 1
                         state.slots[path] = Slot(generation: state.generations)
                         enqueue(path, .work, &state)
@@ -163,7 +227,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
                             state.slots[path]?.removed = true
                         } else {
                             if let member = slot.member { closing.append(member) }
-                            state.slots[path] = nil
+                            drop(path, &state)
                         }
                     }
                 case let .changed(path):
@@ -185,7 +249,14 @@ public final class Fleet<Member: FleetMember>: Sendable {
     /// Puts a member at the back of the queue (a `work` job supersedes a `check`), or hands it to
     /// an idle worker.
     private func enqueue(_ path: String, _ job: Job, _ state: inout State) {
-        guard var slot = state.slots[path], !slot.removed, !slot.running else { return }
+        guard var slot = state.slots[path], !slot.removed else { return }
+        if slot.running {
+            // Working or being released: it checks again once that ends (a recheck scheduled
+            // before must not be lost).
+            slot.dirty = true
+            state.slots[path] = slot
+            return
+        }
         if let queued = slot.queued {
             if queued == .check, job == .work { slot.queued = .work; state.slots[path] = slot }
             return
@@ -245,7 +316,8 @@ public final class Fleet<Member: FleetMember>: Sendable {
     private func work() async {
         while let path = await next() {
             guard let (job, existing, generation) = state.withLock({ state -> (Job, Member?, Int)? in
-                guard var slot = state.slots[path], !slot.removed, let job = slot.queued else { return nil }
+                // Running here means being released: the release's end queues it again.
+                guard var slot = state.slots[path], !slot.removed, !slot.running, let job = slot.queued else { return nil }
                 slot.queued = nil
                 slot.running = true
                 slot.turns += 1
@@ -266,12 +338,17 @@ public final class Fleet<Member: FleetMember>: Sendable {
                 logger.trace("\(path): \(job == .work ? "turn" : "check")\(pending ? ", working" : ", nothing to do")")
                 if pending {
                     let caughtUp = try await member.step()
-                    turnEnded(path, generation: generation, caughtUp: caughtUp, progressed: true)
+                    turnEnded(path, generation: generation, checked: job == .check, caughtUp: caughtUp, progressed: true)
                 } else {
-                    turnEnded(path, generation: generation, caughtUp: true, progressed: false)
+                    turnEnded(path, generation: generation, checked: true, caughtUp: true, progressed: false)
                 }
             } catch {
                 failed(path, generation: generation, error)
+            }
+            // Past the bound on open members: the least recently used idle ones let go, here,
+            // one at a time (a release and a turn of one member never overlap).
+            while let (victim, member, victimGeneration) = state.withLock({ takeLeastRecentlyUsed(&$0) }) {
+                await release(victim, member, generation: victimGeneration)
             }
             // A member whose turn never suspended must not hold this thread of the cooperative
             // pool: the other tasks of the process get theirs.
@@ -279,22 +356,110 @@ public final class Fleet<Member: FleetMember>: Sendable {
         }
     }
 
-    /// After a turn that worked: the member goes to the back of the queue if it has more to do
-    /// (or a write came during its turn); a check that found nothing soon after a write checks
-    /// again after a short, doubling delay.
-    private func turnEnded(_ path: String, generation: Int, caughtUp: Bool, progressed: Bool) {
-        var recovered: String?
+    /// Removes a slot for good.
+    private func drop(_ path: String, _ state: inout State) {
+        if state.slots[path]?.held == true { state.held -= 1 }
+        state.slots[path] = nil
+        state.statistics.openMembers = state.held
+    }
+
+    /// The least recently used member that may hold its database, if more than
+    /// ``Configuration/maximumOpenMembers`` may and it is idle, marked running (its release is a
+    /// turn of its own).
+    private func takeLeastRecentlyUsed(_ state: inout State) -> (String, Member, Int)? {
+        guard let bound = configuration.maximumOpenMembers else { return nil }
+        while state.held > max(0, bound), state.recentHead < state.recent.count {
+            let (use, path) = state.recent[state.recentHead]
+            state.recentHead += 1
+            guard var slot = state.slots[path], slot.held, slot.lastUse == use, !slot.removed else { continue }
+            // Running: its turn's end records a newer use. A queued member is released too (its
+            // turn opens it again): members that all have more to do must not all stay open.
+            guard !slot.running, let member = slot.member else { continue }
+            slot.running = true
+            slot.held = false
+            state.held -= 1
+            state.statistics.openMembers = state.held
+            state.statistics.boundReleases += 1
+            state.slots[path] = slot
+            compactRecent(&state)
+            return (path, member, slot.generation)
+        }
+        compactRecent(&state)
+        return nil
+    }
+
+    /// Forgets the entries of `recent` already passed, and the stale ones once they outnumber
+    /// the live ones.
+    private func compactRecent(_ state: inout State) {
+        if state.recentHead > 1_024, state.recentHead * 2 > state.recent.count {
+            state.recent.removeFirst(state.recentHead)
+            state.recentHead = 0
+        }
+        if state.recent.count - state.recentHead > 4 * (state.held + state.slots.count) + 1_024 {
+            let live = state.recent[state.recentHead...].filter { entry in state.slots[entry.path].map { $0.held && $0.lastUse == entry.use } ?? false }
+            state.recent = Array(live)
+            state.recentHead = 0
+        }
+    }
+
+    /// Records the end of a turn of a member that may now hold its database.
+    private func used(_ slot: inout Slot, _ path: String, _ state: inout State) {
+        state.uses += 1
+        slot.lastUse = state.uses
+        if !slot.held {
+            slot.held = true
+            state.held += 1
+            state.statistics.openMembers = state.held
+            state.statistics.peakOpenMembers = max(state.statistics.peakOpenMembers, state.held)
+        }
+        state.recent.append((state.uses, path))
+    }
+
+    /// Releases a member marked running for it, then lets it take turns again.
+    private func release(_ path: String, _ member: Member, generation: Int) async {
+        logger.trace("\(path): released")
+        await member.release()
         var closing: Member?
-        var recheck: Duration?
-        var idleAfterTurn: Int?
         state.withLock { state in
             guard var slot = state.slots[path], slot.generation == generation else { return }
             slot.running = false
             if slot.removed {
                 closing = slot.member
-                state.slots[path] = nil
+                drop(path, &state)
                 return
             }
+            // A turn queued before or during the release is queued again (its place in the queue
+            // was passed over while it was released).
+            let again = slot.queued ?? (slot.dirty ? .check : nil)
+            slot.dirty = false
+            slot.queued = nil
+            state.slots[path] = slot
+            if let again { enqueue(path, again, &state) }
+        }
+        if let closing { await closing.close() }
+    }
+
+    /// After a turn that worked: the member goes to the back of the queue if it has more to do
+    /// (or a write came during its turn); a check that found nothing soon after a write checks
+    /// again after a short, doubling delay.
+    private func turnEnded(_ path: String, generation: Int, checked: Bool, caughtUp: Bool, progressed: Bool) {
+        var recovered: String?
+        var closing: Member?
+        var recheck: Duration?
+        var idleAfterTurn: Int?
+        state.withLock { state in
+            if checked { state.statistics.checks += 1 }
+            if !progressed { state.statistics.emptyChecks += 1 } else { state.statistics.steps += 1 }
+            guard var slot = state.slots[path], slot.generation == generation else { return }
+            slot.running = false
+            if slot.removed {
+                closing = slot.member
+                drop(path, &state)
+                return
+            }
+            // A check that found nothing opened nothing: only a member that worked (or was open
+            // already) counts as open.
+            if progressed || slot.held { used(&slot, path, &state) }
             if slot.failure != nil { recovered = slot.failure }
             slot.failures = 0
             slot.failure = nil
@@ -318,13 +483,44 @@ public final class Fleet<Member: FleetMember>: Sendable {
         Task {
             try? await Task.sleep(for: delay)
             let member: Member? = state.withLock { state in
-                guard !state.finished, let slot = state.slots[path], slot.generation == generation, slot.turns == turns,
-                      !slot.running, slot.queued == nil else { return nil }
-                return slot.member
+                guard !state.finished, var slot = state.slots[path], slot.generation == generation, slot.turns == turns,
+                      !slot.running, slot.queued == nil, slot.held, let member = slot.member else { return nil }
+                slot.running = true
+                slot.held = false
+                state.held -= 1
+                state.statistics.openMembers = state.held
+                state.statistics.idleReleases += 1
+                state.slots[path] = slot
+                return member
             }
-            await member?.release()
+            if let member {
+                await release(path, member, generation: generation)
+                trimMemorySoon()
+            }
         }
     }
+
+    /// Hands the memory that released members freed back to the system, a second after a
+    /// release (one trim for a burst of them). glibc keeps freed memory in its heaps: without
+    /// this, a fleet's RSS stays at its busiest for good, though every member was released.
+    private func trimMemorySoon() {
+        #if canImport(Glibc)
+        guard state.withLock({ state in defer { state.trimming = true }; return !state.trimming && !state.finished }) else { return }
+        Task {
+            try? await Task.sleep(for: .seconds(1))
+            state.withLock { $0.trimming = false }
+            await DedicatedThread.run(name: "searchlight.fleet.trim") { _ in _ = Self.mallocTrim?(0) }
+        }
+        #endif
+    }
+
+    #if canImport(Glibc)
+    /// glibc's `malloc_trim(3)` (not in the Glibc module: `malloc.h` is not part of it).
+    private static var mallocTrim: (@convention(c) (Int) -> Int32)? {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }
+    #endif
 
     /// A failed turn: one log line per distinct failure, the member closed, and another try after
     /// a bounded, jittered backoff.
@@ -333,17 +529,24 @@ public final class Fleet<Member: FleetMember>: Sendable {
         var retry: Duration?
         var log = false
         state.withLock { state in
+            state.statistics.failures += 1
             guard var slot = state.slots[path], slot.generation == generation else { return }
             slot.running = false
             closing = slot.member
             slot.member = nil
+            if slot.held {
+                slot.held = false
+                state.held -= 1
+                state.statistics.openMembers = state.held
+            }
             if slot.removed {
-                state.slots[path] = nil
+                drop(path, &state)
                 return
             }
             slot.failures += 1
             log = slot.failure != error.message
             slot.failure = error.message
+            slot.dirty = false
             state.slots[path] = slot
             retry = Self.backoff(failures: slot.failures, minimum: configuration.minimumRetry, maximum: configuration.maximumRetry)
         }

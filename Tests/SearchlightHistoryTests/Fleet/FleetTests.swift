@@ -125,6 +125,63 @@ import SearchlightTestSupport
         #expect(members.withLock { $0["busy"]!.releases.withLock { $0 } } == 0)
     }
 
+    /// A member that counts how many of its kind are open: a turn opens it, a release closes it.
+    final class OpeningMember: FleetMember {
+        final class Counter: Sendable {
+            let open = Mutex<(now: Int, peak: Int)>((0, 0))
+            func change(_ delta: Int) { open.withLock { $0.now += delta; $0.peak = max($0.peak, $0.now) } }
+        }
+        let counter: Counter
+        let work: Int
+        let done = Mutex(0)
+        let isOpen = Mutex(false)
+        init(counter: Counter, work: Int) { self.counter = counter; self.work = work }
+        func hasPendingWork() async throws(SearchlightError) -> Bool { done.withLock { $0 } < work }
+        func step() async throws(SearchlightError) -> Bool {
+            await Task.yield()
+            if isOpen.withLock({ open in defer { open = true }; return !open }) { counter.change(1) }
+            return done.withLock { $0 += 1; return $0 } >= work
+        }
+        func release() async {
+            if isOpen.withLock({ open in defer { open = false }; return open }) { counter.change(-1) }
+        }
+        func close() async { await release() }
+    }
+
+    /// Past `maximumOpenMembers`, the least recently used member is released after each turn,
+    /// even one queued for more work: however many members work at once, no more than the bound
+    /// stay open (one more while a turn runs, with one worker), and every member still finishes.
+    @Test func theBoundOnOpenMembersHolds() async throws {
+        let directory = try Self.folder((0..<20).map { "m\($0).db" })
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let counter = OpeningMember.Counter()
+        let members = Mutex<[OpeningMember]>([])
+        var configuration = Fleet<OpeningMember>.Configuration()
+        configuration.concurrency = 1
+        configuration.maximumOpenMembers = 3
+        configuration.releaseIdleAfter = nil
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { path throws(SearchlightError) in
+            let member = OpeningMember(counter: counter, work: path.hasSuffix("m0.db") || path.hasSuffix("m1.db") ? 50 : 3)
+            members.withLock { $0.append(member) }
+            return member
+        }
+        let running = Task { await fleet.run() }
+        try await withTimeout(120) {
+            while members.withLock({ $0.count < 20 || $0.contains { $0.done.withLock { $0 } < $0.work } }) || fleet.statistics().openMembers > 3
+                    || counter.open.withLock({ $0.now }) > 3 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let statistics = fleet.statistics()
+        let open = counter.open.withLock { $0 }
+        running.cancel()
+        await running.value
+        #expect(open.peak <= 4, "at most the bound and the member in its turn: \(open.peak) were open at once")
+        #expect(open.now <= 3 && open.now == statistics.openMembers, "\(open.now) open, \(statistics)")
+        #expect(statistics.boundReleases >= 17, "\(statistics)")
+        #expect(statistics.peakOpenMembers <= 4, "\(statistics)")
+    }
+
     @Test func theBackoffIsBoundedAndJittered() {
         var seen: Set<Duration> = []
         for failures in 1...40 {
