@@ -43,7 +43,7 @@ enum FleetScenario {
         // SEARCHLIGHT_BENCH_FLEET_LOG: the watcher's log, at SEARCHLIGHT_BENCH_FLEET_LOG_LEVEL
         // (info unless told; debug adds the fleet's counters every 10 s, trace every turn).
         if let log = ProcessInfo.processInfo.environment["SEARCHLIGHT_BENCH_FLEET_LOG"] {
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             watch.standardError = FileHandle(forWritingAtPath: log)
             let level = ProcessInfo.processInfo.environment["SEARCHLIGHT_BENCH_FLEET_LOG_LEVEL"] ?? "info"
             watch.arguments = ["watch", "--dbs", directory.path + "/*.sqlite", "--log-level", level]
