@@ -21,7 +21,7 @@ struct PostgresFleetCommandTests {
         let folder = try PostgresSinkFleetTests.Folder()
         let a = try folder.database("a.sqlite", rows: 5)
         let b = try folder.database("b.sqlite", rows: 9)
-        FileManager.default.createFile(atPath: folder.path + "/garbage.sqlite", contents: Data(repeating: 0x5A, count: 4_096))
+        _ = FileManager.default.createFile(atPath: folder.path + "/garbage.sqlite", contents: Data(repeating: 0x5A, count: 4_096))
         let sink = PostgresCLI.start(["sink", "--dbs", folder.path + "/*.sqlite", "--postgres", role.url, "--connections", "1", "--concurrency", "2"])
         let peak = Mutex(0)
         let sampler = Task {
