@@ -29,7 +29,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func validate() throws {
         if (db == nil) == (dbs == nil) { throw ValidationError("give either --db or --dbs") }
-        if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if !(1...256).contains(concurrency) { throw ValidationError("--concurrency must be from 1 to 256") }
     }
 
     func run() async throws {

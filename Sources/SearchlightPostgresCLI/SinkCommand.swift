@@ -47,8 +47,8 @@ struct SinkCommand: AsyncParsableCommand {
         if dbs != nil, source != nil { throw ValidationError("--source needs --db: with --dbs each database is the source its id names") }
         if dbs != nil, once { throw ValidationError("--once needs --db") }
         if batchSize <= 0 { throw ValidationError("--batch-size must be positive") }
-        if connections < 1 { throw ValidationError("--connections must be at least 1") }
-        if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if !(1...1_000).contains(connections) { throw ValidationError("--connections must be from 1 to 1000") }
+        if !(1...256).contains(concurrency) { throw ValidationError("--concurrency must be from 1 to 256") }
     }
 
     func run() async throws {

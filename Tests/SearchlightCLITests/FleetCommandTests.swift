@@ -96,6 +96,7 @@ import SearchlightTestSupport
         (["--dbs", "/nonexistent-folder-for-searchlight/*.sqlite"], 1, "cannot read the folder"),
         (["--dbs", "a/*.sqlite", "--db", "b.sqlite"], 2, "either --db or --dbs"),
         (["--dbs", "some/"], 1, "names a folder"),
+        (["--dbs", "a/*.sqlite", "--concurrency", "1000000"], 2, "--concurrency must be from 1 to 256"),
     ])
     func badFleetArgumentsAreToldInOneLine(arguments: [String], status: Int32, message: String) async throws {
         let result = try await CLI.run(["watch"] + arguments)

@@ -9,7 +9,8 @@ import Glibc
 /// Wildcards (`*`, `?`, `[…]`, as `fnmatch(3)` reads them) may appear in the file name only, not
 /// in the folder: one folder is watched for files that appear and go. SQLite's own files beside a
 /// database (`-wal`, `-shm`, `-journal`) are never members, whatever the pattern; nor are
-/// folders, or names that start with a dot unless the pattern does.
+/// folders, FIFOs, sockets, names that start with a dot unless the pattern does, or a second
+/// name of a member (a link to it: the file is followed once, by its own name).
 ///
 /// ```swift
 /// let glob = try DatabaseGlob("tenants/*.sqlite")
@@ -31,6 +32,10 @@ public struct DatabaseGlob: Sendable, Hashable, CustomStringConvertible {
         let url = URL(fileURLWithPath: text)
         let name = text.hasSuffix("/") ? "" : url.lastPathComponent
         guard !name.isEmpty, name != ".", name != ".." else {
+            throw SearchlightError(.invalidArgument, "invalid --dbs pattern \"\(UserText.shown(text))\": it names a folder; add a file pattern such as '*.sqlite'")
+        }
+        var isDirectory: ObjCBool = false
+        if !name.contains(where: { "*?[".contains($0) }), FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw SearchlightError(.invalidArgument, "invalid --dbs pattern \"\(UserText.shown(text))\": it names a folder; add a file pattern such as '*.sqlite'")
         }
         let folder = url.deletingLastPathComponent().standardizedFileURL.path
@@ -61,9 +66,28 @@ public struct DatabaseGlob: Sendable, Hashable, CustomStringConvertible {
         } catch {
             throw SearchlightError(.databaseNotFound, "cannot read the folder \(directory) of --dbs \"\(UserText.shown(description, limit: 200))\": \((error as NSError).localizedDescription)")
         }
-        return names.filter(matches(fileName:)).map { (directory as NSString).appendingPathComponent($0) }.filter { path in
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
-        }.sorted()
+        // Regular files only (a FIFO would block the open for good; a folder or a socket is no
+        // database), and each file once: a link to a member of the folder is not a second member.
+        var files: [FileKey: (path: String, isLink: Bool)] = [:]
+        for name in names where matches(fileName: name) {
+            let path = (directory as NSString).appendingPathComponent(name)
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            var link = stat()
+            let isLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+            let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            if let kept = files[key] {
+                // The file itself rather than a link to it; otherwise the first name.
+                let better = (kept.isLink && !isLink) || (kept.isLink == isLink && path < kept.path)
+                if !better { continue }
+            }
+            files[key] = (path, isLink)
+        }
+        return files.values.map(\.path).sorted()
+    }
+
+    private struct FileKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
     }
 }

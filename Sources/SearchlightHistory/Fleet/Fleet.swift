@@ -42,8 +42,12 @@ extension FleetMember {
 /// let following = Task { await fleet.run() }   // until cancelled
 /// ```
 public final class Fleet<Member: FleetMember>: Sendable {
+    /// The most members that work at once, whatever ``Configuration/concurrency`` says: each is a
+    /// worker task, and no machine has cores for more.
+    public static var maximumConcurrency: Int { 256 }
+
     public struct Configuration: Sendable {
-        /// Members working at once.
+        /// Members working at once (1 to ``Fleet/maximumConcurrency``; a larger value counts as that).
         public var concurrency = 4
         /// How often the folder is rescanned (in case the kernel dropped events), and, without
         /// inotify, how often every member is checked.
@@ -177,7 +181,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
                                    useInotify: configuration.usesInotify) { [self] events in handle(events) }
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<max(1, configuration.concurrency) { group.addTask { await self.work() } }
+                for _ in 0..<min(max(1, configuration.concurrency), Self.maximumConcurrency) { group.addTask { await self.work() } }
                 if logger.logLevel <= .debug { group.addTask { await self.logStatistics() } }
             }
         } onCancel: {
@@ -231,7 +235,9 @@ public final class Fleet<Member: FleetMember>: Sendable {
                         }
                     }
                 case let .changed(path):
-                    guard var slot = state.slots[path], !slot.removed else { continue }
+                    // A failing member waits for its backoff, whatever the folder says: opening a
+                    // damaged database writes its WAL, and every write would retry it at once.
+                    guard var slot = state.slots[path], !slot.removed, slot.failures == 0 else { continue }
                     slot.lastChange = .now
                     slot.recheck = .milliseconds(2)
                     if slot.running { slot.dirty = true }

@@ -78,7 +78,7 @@ public final class PostgresSinkFleet: Sendable {
         } catch where PostgresSink.isRetryable(error) {
             configuration.logger.warning("\(error.message); each source tries again later")
         }
-        configuration.logger.info("sinking \(glob) into PostgreSQL at \(pool.endpoint.displayURL) (at most \(pool.maximumConnections) connections)")
+        configuration.logger.info("sinking \(glob) into PostgreSQL at \(pool.endpoint.displayURL) (at most \(pool.maximumConnections) connection\(pool.maximumConnections == 1 ? "" : "s"))")
         await fleet.run()
     }
 }

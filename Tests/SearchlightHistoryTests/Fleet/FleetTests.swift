@@ -203,4 +203,60 @@ import SearchlightTestSupport
             #expect(error?.code == .invalidArgument, "\(bad.debugDescription)")
         }
     }
+
+    /// Found by an outsider: a FIFO named like a database blocked a worker in `open` for good;
+    /// a link to a member made it a member twice; a folder given without its trailing slash
+    /// followed nothing, silently.
+    @Test func onlyRegularFilesAreMembersAndEachOnce() throws {
+        let directory = try Self.folder(["a.sqlite", "b.sqlite"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(mkfifo(directory + "/fifo.sqlite", 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: directory + "/folder.sqlite", withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/0-link.sqlite", withDestinationPath: directory + "/b.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/dangling.sqlite", withDestinationPath: directory + "/none")
+        let paths = try DatabaseGlob(directory + "/*.sqlite").matchingPaths().map { URL(fileURLWithPath: $0).lastPathComponent }
+        #expect(paths == ["a.sqlite", "b.sqlite"])
+        let error = #expect(throws: SearchlightError.self) { try DatabaseGlob(directory) }
+        #expect(error?.message.contains("it names a folder") == true, "\(String(describing: error))")
+    }
+
+    /// Found by an outsider: a damaged database whose open writes its WAL was tried again at
+    /// every write the folder reported (170 opens a second): a failing member waits for its
+    /// backoff, whatever the folder says.
+    @Test func aFailingMemberWaitsForItsBackoffWhateverTheFolderSays() async throws {
+        let directory = try Self.folder(["bad.db"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let attempts = Mutex<[String: Int]>([:])
+        var configuration = Fleet<FakeMember>.Configuration()
+        configuration.minimumRetry = .seconds(3600)
+        configuration.maximumRetry = .seconds(3600)
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { path throws(SearchlightError) in
+            attempts.withLock { $0[path, default: 0] += 1 }
+            // What opening a damaged database does before it fails: it writes beside it.
+            FileManager.default.createFile(atPath: path + "-wal", contents: Data(repeating: 1, count: 32))
+            throw SearchlightError(.databaseError, "database disk image is malformed")
+        }
+        let running = Task { await fleet.run() }
+        try await withTimeout(120) {
+            while fleet.members().first?.failures != 1 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        // Writes to the member's WAL, as its opens and its app make: none is a retry.
+        for _ in 0..<20 {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/bad.db-wal"))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data([1]))
+            try handle.close()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // A file created after the writes, once a member, says that the watcher handled every
+        // event before it (it reads them in order).
+        FileManager.default.createFile(atPath: directory + "/probe.db", contents: Data())
+        try await withTimeout(120) {
+            while !fleet.members().contains(where: { $0.path.hasSuffix("/probe.db") }) { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        running.cancel()
+        await running.value
+        let opens = attempts.withLock { $0[directory + "/bad.db"] ?? 0 }
+        #expect(opens == 1, "opened again \(opens - 1) times by writes to its WAL")
+    }
 }
