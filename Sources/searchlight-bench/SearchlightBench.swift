@@ -31,7 +31,7 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-12, repeatable; 10, instruction counts under callgrind, and 12, a fleet of databases, run only when named).")
+    @Option(help: "Run only these scenarios (1-13, repeatable; 10, instruction counts under callgrind, 12 and 13, fleets of databases, run only when named).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -61,10 +61,10 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "The seed of scenario 11's queries.")
     var typoSeed: UInt64 = 11
 
-    @Option(help: "Databases in scenario 12 (a fleet under one watch --dbs).")
+    @Option(help: "Databases in scenarios 12 and 13 (a fleet under one watch --dbs, and under one searchlight-postgres sink --dbs).")
     var fleetDatabases = 1_000
 
-    @Option(help: "Writes to random tenants in scenario 12's freshness measurement.")
+    @Option(help: "Writes to random tenants in the freshness measurement of scenarios 12 and 13.")
     var fleetWrites = 200
 
     @Option(help: .hidden)
@@ -112,6 +112,12 @@ struct SearchlightBench: AsyncParsableCommand {
             FileHandle.standardError.write(Data("scenario 9 (PostgreSQL sink) skipped: no --postgres\n".utf8))
         }
         try step(12, "a fleet under one watch --dbs") { try FleetScenario.run(documents, databases: fleetDatabases, writes: fleetWrites) }
+        if let postgres, chosen.contains(13) {
+            FileHandle.standardError.write(Data("scenario 13: a fleet under one searchlight-postgres sink --dbs…\n".utf8))
+            report.figures += try await SinkFleetScenario.run(documents, url: postgres, databases: fleetDatabases, writes: fleetWrites)
+        } else if chosen.contains(13) {
+            FileHandle.standardError.write(Data("scenario 13 (a fleet under one sink --dbs) skipped: no --postgres\n".utf8))
+        }
         try step(11, "typo tolerance and suggestions") { try TypoSearch.run(documents, queryCount: typoQueries, seed: typoSeed) }
         if chosen.contains(10) {
             FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))
