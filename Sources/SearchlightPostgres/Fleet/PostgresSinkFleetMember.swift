@@ -69,7 +69,14 @@ public final class PostgresSinkFleetMember: FleetMember {
 
     public func step() async throws(SearchlightError) -> Bool {
         let sink = try await opened()
-        return try await sink.turn(maximumSteps: stepsPerTurn)
+        let caughtUp = try await sink.turn(maximumSteps: stepsPerTurn)
+        if caughtUp {
+            // As the index's member does: a member that caught up keeps no page or statement
+            // caches of its turn (a fleet of thousands keeps many open between their turns).
+            let store = sink.store
+            await DedicatedThread.run(name: "searchlight.fleet.trim") { _ in store.dbPool.releaseMemory() }
+        }
+        return caughtUp
     }
 
     public func release() async {
