@@ -92,8 +92,8 @@ struct PostgresSession: Sendable {
                     let deadline = ContinuousClock.now + .seconds(2)
                     while ContinuousClock.now < deadline {
                         var alive = 0
-                        for try await count in try await connection.query(
-                            "SELECT count(*)::int FROM pg_stat_activity WHERE pid = \(probed)", logger: logger).decode(Int.self) { alive = count }
+                        let rows = try await connection.query("SELECT count(*)::int FROM pg_stat_activity WHERE pid = \(probed)", logger: logger)
+                        for try await count in rows.decode(Int.self) { alive = count }
                         if alive == 0 { return }
                         try await Task.sleep(for: .milliseconds(5))
                     }
