@@ -39,16 +39,7 @@ public final class IndexFleetMember: FleetMember {
     }
 
     public func hasPendingWork() async throws(SearchlightError) -> Bool {
-        let author = indexerConfiguration.author
-        let path = self.path
-        let position = try await DedicatedThread.run(name: "searchlight.fleet.check") { _ throws(SearchlightError) in
-            try ConsumerPosition.read(consumer: author, at: path)
-        }
-        let schemaChanged = schemaVersion.withLock { last in
-            defer { last = position.schemaVersion }
-            return last != nil && last != position.schemaVersion
-        }
-        return position.isBehind || schemaChanged
+        try await ConsumerPosition.hasWork(consumer: indexerConfiguration.author, at: path, lastSchemaVersion: schemaVersion)
     }
 
     public func step() async throws(SearchlightError) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// Where a consumer stands in a database's history, read without opening a ``HistoryStore``:
 /// what a fleet reads to decide whether a database it keeps closed has work.
@@ -39,5 +40,19 @@ public struct ConsumerPosition: Sendable, Hashable {
                                         schemaVersion: try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0)
             }
         }
+    }
+
+    /// A fleet member's cheap check, on a thread of its own: whether `consumer` may have work in
+    /// the database at `path` (history follows its checkpoint, or the schema changed since the
+    /// version `lastSchemaVersion` holds, which it then records).
+    package static func hasWork(consumer: String, at path: String, lastSchemaVersion: borrowing Mutex<Int?>) async throws(SearchlightError) -> Bool {
+        let position = try await DedicatedThread.run(name: "searchlight.fleet.check") { _ throws(SearchlightError) in
+            try read(consumer: consumer, at: path)
+        }
+        let schemaChanged = lastSchemaVersion.withLock { last in
+            defer { last = position.schemaVersion }
+            return last != nil && last != position.schemaVersion
+        }
+        return position.isBehind || schemaChanged
     }
 }
