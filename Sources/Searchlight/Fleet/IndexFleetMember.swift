@@ -8,10 +8,12 @@ import Synchronization
 /// matching file.
 ///
 /// A member is light until it works: a check reads the head token, the index's checkpoint and
-/// the schema version through a read-only connection opened for it (``ConsumerPosition``); a
-/// turn opens the database with the model `init` saved there and indexes at most
+/// the schema version (``ConsumerPosition``), through a read-only connection opened for it
+/// unless the member holds its database open; a turn opens the database with the model `init` saved there and indexes at most
 /// ``batchesPerTurn`` batches, on a thread of its own; a member idle for a while lets its
-/// database go (``release()``).
+/// database go (``release()``). Its connections do not checkpoint the WAL when they close (a
+/// write the fleet's watcher would take for a commit): the app's writers and the member's own
+/// commits checkpoint it as SQLite always does, once it holds 1,000 pages.
 ///
 /// ```swift
 /// let fleet = Fleet(glob: try DatabaseGlob("tenants/*.sqlite")) { path throws(SearchlightError) in
@@ -33,13 +35,16 @@ public final class IndexFleetMember: FleetMember {
                 indexerConfiguration: Indexer.Configuration = .init(), batchesPerTurn: Int = 8) throws(SearchlightError) {
         self.path = path
         self.batchesPerTurn = max(1, batchesPerTurn)
+        var storeConfiguration = storeConfiguration
+        storeConfiguration.checkpointsOnClose = false
         self.storeConfiguration = storeConfiguration
         self.indexerConfiguration = indexerConfiguration
         _ = try ConsumerPosition.read(consumer: indexerConfiguration.author, at: path)
     }
 
     public func hasPendingWork() async throws(SearchlightError) -> Bool {
-        try await ConsumerPosition.hasWork(consumer: indexerConfiguration.author, at: path, lastSchemaVersion: schemaVersion)
+        try await ConsumerPosition.hasWork(consumer: indexerConfiguration.author, at: path, store: open.withLock { $0?.store },
+                                           lastSchemaVersion: schemaVersion)
     }
 
     public func step() async throws(SearchlightError) -> Bool {

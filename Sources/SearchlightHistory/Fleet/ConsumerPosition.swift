@@ -32,12 +32,32 @@ public struct ConsumerPosition: Sendable, Hashable {
             configuration.readonly = true
             configuration.busyMode = .timeout(10)
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            return try queue.read { db in
-                guard try HistorySchema.isInstalled(db) else {
-                    throw SearchlightError(.notInstalled, "\(path) has no Searchlight setup; install it with a model first")
+            return try queue.read { db in try read(consumer: consumer, path: path, db) }
+        }
+    }
+
+    /// The position, read in `db` (in a read transaction).
+    private static func read(consumer: String, path: String, _ db: Database) throws -> ConsumerPosition {
+        guard try HistorySchema.isInstalled(db) else {
+            throw SearchlightError(.notInstalled, "\(path) has no Searchlight setup; install it with a model first")
+        }
+        return ConsumerPosition(head: try HistoryLog.headToken(db), checkpoint: try ConsumerLog.token(for: consumer, db),
+                                schemaVersion: try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0)
+    }
+
+    /// The position, read through the writer connection of an open store (a read transaction:
+    /// no write lock is taken). A fleet member's turn uses it: after a release of its caches
+    /// the store's readers are closed, and its writer stays open.
+    package static func read(consumer: String, in store: HistoryStore) throws(SearchlightError) -> ConsumerPosition {
+        let path = store.dbPool.path
+        return try SearchlightError.catching("cannot read the history position of \(path)") {
+            try store.dbPool.writeWithoutTransaction { db in
+                var position = ConsumerPosition(head: .zero, checkpoint: nil, schemaVersion: 0)
+                try db.inTransaction(.deferred) {
+                    position = try read(consumer: consumer, path: path, db)
+                    return .commit
                 }
-                return ConsumerPosition(head: try HistoryLog.headToken(db), checkpoint: try ConsumerLog.token(for: consumer, db),
-                                        schemaVersion: try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0)
+                return position
             }
         }
     }
@@ -45,9 +65,13 @@ public struct ConsumerPosition: Sendable, Hashable {
     /// A fleet member's cheap check, on a thread of its own: whether `consumer` may have work in
     /// the database at `path` (history follows its checkpoint, or the schema changed since the
     /// version `lastSchemaVersion` holds, which it then records).
-    package static func hasWork(consumer: String, at path: String, lastSchemaVersion: borrowing Mutex<Int?>) async throws(SearchlightError) -> Bool {
+    /// With `store` (the member holds its database open), through that store's writer
+    /// connection; without, through a read-only connection opened for the check.
+    package static func hasWork(consumer: String, at path: String, store: HistoryStore? = nil,
+                                lastSchemaVersion: borrowing Mutex<Int?>) async throws(SearchlightError) -> Bool {
         let position = try await DedicatedThread.run(name: "searchlight.fleet.check") { _ throws(SearchlightError) in
-            try read(consumer: consumer, at: path)
+            if let store { return try read(consumer: consumer, in: store) }
+            return try read(consumer: consumer, at: path)
         }
         let schemaChanged = lastSchemaVersion.withLock { last in
             defer { last = position.schemaVersion }

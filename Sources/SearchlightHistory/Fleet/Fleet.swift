@@ -135,6 +135,9 @@ public final class Fleet<Member: FleetMember>: Sendable {
         /// Checks (``FleetMember/hasPendingWork()``) and those that found nothing to do.
         public var checks = 0
         public var emptyChecks = 0
+        /// Of the checks, those made at the end of a turn during which a write was noticed
+        /// (most often the turn's own commit), while the member was open.
+        public var inlineChecks = 0
         /// Members released: idle for ``Configuration/releaseIdleAfter``, or past
         /// ``Configuration/maximumOpenMembers``.
         public var idleReleases = 0
@@ -203,7 +206,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
             let now = statistics()
             guard now != last else { continue }
             last = now
-            logger.debug("fleet: \(now.steps) turns, \(now.checks) checks (\(now.emptyChecks) found nothing), \(now.idleReleases) idle and \(now.boundReleases) bound releases, \(now.failures) failures, \(now.openMembers) open (at most \(now.peakOpenMembers))")
+            logger.debug("fleet: \(now.steps) turns, \(now.checks) checks (\(now.emptyChecks) found nothing, \(now.inlineChecks) at the end of a turn), \(now.idleReleases) idle and \(now.boundReleases) bound releases, \(now.failures) failures, \(now.openMembers) open (at most \(now.peakOpenMembers))")
         }
     }
 
@@ -343,10 +346,27 @@ public final class Fleet<Member: FleetMember>: Sendable {
                 if !pending { pending = try await member.hasPendingWork() }
                 logger.trace("\(path): \(job == .work ? "turn" : "check")\(pending ? ", working" : ", nothing to do")")
                 if pending {
-                    let caughtUp = try await member.step()
-                    turnEnded(path, generation: generation, checked: job == .check, caughtUp: caughtUp, progressed: true)
+                    var caughtUp = try await member.step()
+                    // A write noticed during the turn, most often the turn's own commit: checked
+                    // now, while the member is open (a read on its connection), instead of at
+                    // the back of the queue, where it would wait behind every other member's.
+                    var lookedInVain = false
+                    if caughtUp, state.withLock({ state in
+                        defer { state.slots[path]?.dirty = false }
+                        return state.slots[path]?.dirty == true
+                    }) {
+                        caughtUp = try await !member.hasPendingWork()
+                        lookedInVain = caughtUp
+                        state.withLock { state in
+                            state.statistics.checks += 1
+                            state.statistics.inlineChecks += 1
+                            if caughtUp { state.statistics.emptyChecks += 1 }
+                        }
+                    }
+                    turnEnded(path, generation: generation, checked: job == .check, caughtUp: caughtUp, progressed: true,
+                              lookedInVain: lookedInVain)
                 } else {
-                    turnEnded(path, generation: generation, checked: true, caughtUp: true, progressed: false)
+                    turnEnded(path, generation: generation, checked: true, caughtUp: true, progressed: false, lookedInVain: true)
                 }
             } catch {
                 failed(path, generation: generation, error)
@@ -448,7 +468,9 @@ public final class Fleet<Member: FleetMember>: Sendable {
     /// After a turn that worked: the member goes to the back of the queue if it has more to do
     /// (or a write came during its turn); a check that found nothing soon after a write checks
     /// again after a short, doubling delay.
-    private func turnEnded(_ path: String, generation: Int, checked: Bool, caughtUp: Bool, progressed: Bool) {
+    /// `lookedInVain`: the turn ended with a check that found nothing (a commit may become
+    /// visible a moment after the write that was noticed).
+    private func turnEnded(_ path: String, generation: Int, checked: Bool, caughtUp: Bool, progressed: Bool, lookedInVain: Bool) {
         var recovered: String?
         var closing: Member?
         var recheck: Duration?
@@ -469,7 +491,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
             if slot.failure != nil { recovered = slot.failure }
             slot.failures = 0
             slot.failure = nil
-            if !progressed, let change = slot.lastChange, ContinuousClock.now - change < .milliseconds(300) {
+            if lookedInVain, let change = slot.lastChange, ContinuousClock.now - change < .milliseconds(300) {
                 recheck = slot.recheck
                 slot.recheck = min(slot.recheck * 2, .milliseconds(128))
             }

@@ -9,9 +9,11 @@ import Synchronization
 ///
 /// A member keeps every guarantee of a ``PostgresSink`` (exactly once, the lineage check,
 /// adopting batches, resyncs): its turn is up to ``stepsPerTurn`` steps of that sink. A check
-/// reads the head token, the sink's checkpoint and the schema version through a read-only
-/// connection opened for it (``ConsumerPosition``); a member idle for a while lets its database
-/// go (``release()``), and its next turn opens it again.
+/// reads the head token, the sink's checkpoint and the schema version (``ConsumerPosition``),
+/// through a read-only connection opened for it unless the member holds its database open; a
+/// member idle for a while lets its database go (``release()``), and its next turn opens it
+/// again. Its connections do not checkpoint the WAL when they close, as
+/// ``Searchlight/IndexFleetMember``'s.
 ///
 /// ```swift
 /// let pool = try PostgresPool(endpoint: endpoint, maximumConnections: 4)
@@ -50,13 +52,16 @@ public final class PostgresSinkFleetMember: FleetMember {
         var configuration = sinkConfiguration
         configuration.source = nil
         let sinkConfiguration = configuration
+        var storeConfiguration = storeConfiguration
+        storeConfiguration.checkpointsOnClose = false
         let sink = try await makeSink(path: path, pool: pool, storeConfiguration: storeConfiguration, sinkConfiguration: sinkConfiguration)
         return PostgresSinkFleetMember(path: path, pool: pool, source: sink.source, sink: sink, stepsPerTurn: stepsPerTurn,
                                        storeConfiguration: storeConfiguration, sinkConfiguration: sinkConfiguration)
     }
 
     public func hasPendingWork() async throws(SearchlightError) -> Bool {
-        try await ConsumerPosition.hasWork(consumer: "searchlight.postgres.\(source)", at: path, lastSchemaVersion: schemaVersion)
+        try await ConsumerPosition.hasWork(consumer: "searchlight.postgres.\(source)", at: path, store: sink.withLock { $0?.store },
+                                           lastSchemaVersion: schemaVersion)
     }
 
     public func step() async throws(SearchlightError) -> Bool {
@@ -72,11 +77,27 @@ public final class PostgresSinkFleetMember: FleetMember {
     }
 
     public func release() async {
-        sink.withLock { $0 = nil }
+        await letGo()
     }
 
     public func close() async {
-        sink.withLock { $0 = nil }
+        await letGo()
+    }
+
+    /// What a member holds open, handed to the thread that closes it.
+    private final class Held: Sendable {
+        let sink: Mutex<PostgresSink?>
+        init(_ sink: PostgresSink) { self.sink = Mutex(sink) }
+    }
+
+    /// Drops the sink and its store on a thread of their own: closing the SQLite connections is
+    /// blocking work, as opening them is, and must not hold a thread of the cooperative pool.
+    private func letGo() async {
+        guard let held = sink.withLock({ current -> Held? in
+            defer { current = nil }
+            return current.map(Held.init)
+        }) else { return }
+        await DedicatedThread.run(name: "searchlight.fleet.close") { _ in held.sink.withLock { $0 = nil } }
     }
 
     /// The sink, its database opened again (on a thread of its own) after a release. A file
