@@ -35,7 +35,8 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
         public static let databaseNotFound = Code(rawValue: "database-not-found")
         /// The file is not an SQLite database, or it is corrupt.
         public static let notADatabase = Code(rawValue: "not-a-database")
-        /// The database, or its directory, cannot be written.
+        /// The database, or its directory, cannot be written (or opened at all: SQLite says
+        /// "unable to open database file" for both).
         public static let readOnly = Code(rawValue: "read-only")
         /// The database has no Searchlight setup and no model was given, or Searchlight was
         /// uninstalled (and perhaps set up again) after the store opened the database.
@@ -104,8 +105,12 @@ public struct SearchlightError: Error, Sendable, CustomStringConvertible, Locali
             switch dbError.resultCode {
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
                 self.init(.notADatabase, "\(doing): the file is not an SQLite database or is corrupt", underlyingError: dbError)
-            case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
+            case .SQLITE_READONLY:
                 self.init(.readOnly, "\(doing): the database cannot be opened for writing (\(dbError.message ?? "read-only"))", underlyingError: dbError)
+            case .SQLITE_CANTOPEN, .SQLITE_PERM:
+                // Not only writing: a file this user may not read, or a folder where SQLite may not
+                // make its -wal and -shm files, is refused the same way.
+                self.init(.readOnly, "\(doing): the database cannot be opened (\(dbError.message ?? "unable to open database file")): this user must be able to read and write it and its folder", underlyingError: dbError)
             default:
                 self.init(.databaseError, "\(doing): \(dbError.message ?? "\(dbError.resultCode)")", underlyingError: dbError)
             }
