@@ -100,7 +100,8 @@ enum FleetScenario {
                 usleep(200)
             }
             let latency = (clock.now - committed).seconds * 1000
-            if latency > 1_000 { FileHandle.standardError.write(Data("fleet: write \(i) to \(path) took \(Int(latency)) ms\n".utf8)) }
+            // The tail, with when it happened (the watcher's log at trace level says what it did then).
+            if latency > 250 { FileHandle.standardError.write(Data("fleet: write \(i) to \(path) at \(Date()) took \(Int(latency)) ms\n".utf8)) }
             latencies.append(latency)
             try sample("writes,")
             usleep(20_000)

@@ -47,6 +47,13 @@ public final class IndexFleetMember: FleetMember {
                                            lastSchemaVersion: schemaVersion)
     }
 
+    /// Read under the database's write lock, taken without waiting, while the member holds its
+    /// database open (nil otherwise, or while another writer holds the lock).
+    public func settledPendingWork() async throws(SearchlightError) -> Bool? {
+        guard let store = open.withLock({ $0?.store }) else { return nil }
+        return try await ConsumerPosition.settledWork(consumer: indexerConfiguration.author, in: store, lastSchemaVersion: schemaVersion)
+    }
+
     public func step() async throws(SearchlightError) -> Bool {
         let opened = try await opened()
         let summary = try await opened.indexer.indexPendingChanges(maximumBatches: batchesPerTurn)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// Where a consumer stands in a database's history, read without opening a ``HistoryStore``:
@@ -62,6 +63,51 @@ public struct ConsumerPosition: Sendable, Hashable {
         }
     }
 
+    /// The position, read through the writer connection of an open store inside a write
+    /// transaction (taken without waiting, and rolled back): any commit whose write happened
+    /// before the call is visible, since a writer holds the lock until its commit is. nil when
+    /// another writer holds the lock now.
+    package static func readSettled(consumer: String, in store: HistoryStore) throws(SearchlightError) -> ConsumerPosition? {
+        let path = store.dbPool.path
+        let busyTimeout = Int32(clamping: Int64(store.configuration.busyTimeout.seconds * 1000))
+        return try SearchlightError.catching("cannot read the history position of \(path)") {
+            try store.dbPool.writeWithoutTransaction { db -> ConsumerPosition? in
+                let connection = db.sqliteConnection
+                sqlite3_busy_timeout(connection, 0)
+                defer { sqlite3_busy_timeout(connection, busyTimeout) }
+                var position: ConsumerPosition?
+                do {
+                    try db.inTransaction(.immediate) {
+                        position = try read(consumer: consumer, path: path, db)
+                        return .rollback
+                    }
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                    return nil
+                }
+                return position
+            }
+        }
+    }
+
+    /// A fleet member's settled check (``FleetMember/settledPendingWork()``), on a thread of
+    /// its own: nil when another writer holds the lock.
+    package static func settledWork(consumer: String, in store: HistoryStore,
+                                    lastSchemaVersion: borrowing Mutex<Int?>) async throws(SearchlightError) -> Bool? {
+        let read = try await DedicatedThread.run(name: "searchlight.fleet.check") { _ throws(SearchlightError) in
+            try readSettled(consumer: consumer, in: store)
+        }
+        guard let position = read else { return nil }
+        return isWork(position, lastSchemaVersion: lastSchemaVersion)
+    }
+
+    private static func isWork(_ position: ConsumerPosition, lastSchemaVersion: borrowing Mutex<Int?>) -> Bool {
+        let schemaChanged = lastSchemaVersion.withLock { last in
+            defer { last = position.schemaVersion }
+            return last != nil && last != position.schemaVersion
+        }
+        return position.isBehind || schemaChanged
+    }
+
     /// A fleet member's cheap check, on a thread of its own: whether `consumer` may have work in
     /// the database at `path` (history follows its checkpoint, or the schema changed since the
     /// version `lastSchemaVersion` holds, which it then records).
@@ -73,10 +119,6 @@ public struct ConsumerPosition: Sendable, Hashable {
             if let store { return try read(consumer: consumer, in: store) }
             return try read(consumer: consumer, at: path)
         }
-        let schemaChanged = lastSchemaVersion.withLock { last in
-            defer { last = position.schemaVersion }
-            return last != nil && last != position.schemaVersion
-        }
-        return position.isBehind || schemaChanged
+        return isWork(position, lastSchemaVersion: lastSchemaVersion)
     }
 }

@@ -11,6 +11,12 @@ public protocol FleetMember: Sendable {
     /// Whether work may be pending: a cheap read (the head token against the checkpoint), made
     /// after each write the fleet notices, before a whole ``step()``.
     func hasPendingWork() async throws(SearchlightError) -> Bool
+    /// Whether work is pending, said for sure: every commit whose write the fleet noticed before
+    /// the call is visible to the read (made under the database's write lock, taken without
+    /// waiting); nil when it cannot be said so now (the member holds nothing open, or another
+    /// writer holds the lock), and the fleet uses ``hasPendingWork()``. A look that found
+    /// nothing for sure needs no second one. (Default: nil.)
+    func settledPendingWork() async throws(SearchlightError) -> Bool?
     /// One turn of work, bounded (a few batches), so that the other members get theirs; returns
     /// whether the member caught up. Blocking SQLite work crosses to a thread of its own here.
     func step() async throws(SearchlightError) -> Bool
@@ -23,6 +29,7 @@ public protocol FleetMember: Sendable {
 
 extension FleetMember {
     public func release() async {}
+    public func settledPendingWork() async throws(SearchlightError) -> Bool? { nil }
 }
 
 /// Follows every database of a ``DatabaseGlob`` in one process: databases that appear are picked
@@ -138,6 +145,9 @@ public final class Fleet<Member: FleetMember>: Sendable {
         /// Of the checks, those made at the end of a turn during which a write was noticed
         /// (most often the turn's own commit), while the member was open.
         public var inlineChecks = 0
+        /// Of the checks that found nothing, those that could say so for sure
+        /// (``FleetMember/settledPendingWork()``): no second look followed them.
+        public var settledChecks = 0
         /// Members released: idle for ``Configuration/releaseIdleAfter``, or past
         /// ``Configuration/maximumOpenMembers``.
         public var idleReleases = 0
@@ -153,6 +163,9 @@ public final class Fleet<Member: FleetMember>: Sendable {
     public let configuration: Configuration
     private let open: @Sendable (String) async throws(SearchlightError) -> Member
     private let state = Mutex(State())
+    /// The folder's watcher while ``run()`` runs: a turn drains its events before it looks
+    /// again (``FleetWatcher/drain()``).
+    private let watcher = Mutex<FleetWatcher?>(nil)
     private var logger: Logger { configuration.logger }
 
     /// - Parameter open: opens the member of a database (called again after a failure).
@@ -182,6 +195,8 @@ public final class Fleet<Member: FleetMember>: Sendable {
     public func run() async {
         let watcher = FleetWatcher(glob: glob, fallback: configuration.fallbackInterval, logger: logger,
                                    useInotify: configuration.usesInotify) { [self] events in handle(events) }
+        self.watcher.withLock { $0 = watcher }
+        defer { self.watcher.withLock { $0 = nil } }
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(max(1, configuration.concurrency), Self.maximumConcurrency) { group.addTask { await self.work() } }
@@ -206,7 +221,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
             let now = statistics()
             guard now != last else { continue }
             last = now
-            logger.debug("fleet: \(now.steps) turns, \(now.checks) checks (\(now.emptyChecks) found nothing, \(now.inlineChecks) at the end of a turn), \(now.idleReleases) idle and \(now.boundReleases) bound releases, \(now.failures) failures, \(now.openMembers) open (at most \(now.peakOpenMembers))")
+            logger.debug("fleet: \(now.steps) turns, \(now.checks) checks (\(now.emptyChecks) found nothing, \(now.inlineChecks) at the end of a turn, \(now.settledChecks) settled), \(now.idleReleases) idle and \(now.boundReleases) bound releases, \(now.failures) failures, \(now.openMembers) open (at most \(now.peakOpenMembers))")
         }
     }
 
@@ -343,20 +358,23 @@ public final class Fleet<Member: FleetMember>: Sendable {
                 }
                 guard let member else { continue }
                 var pending = job == .work
-                if !pending { pending = try await member.hasPendingWork() }
+                var lookedInVain = false
+                if !pending { (pending, lookedInVain) = try await look(member) }
                 logger.trace("\(path): \(job == .work ? "turn" : "check")\(pending ? ", working" : ", nothing to do")")
                 if pending {
                     var caughtUp = try await member.step()
-                    // A write noticed during the turn, most often the turn's own commit: checked
-                    // now, while the member is open (a read on its connection), instead of at
-                    // the back of the queue, where it would wait behind every other member's.
-                    var lookedInVain = false
+                    // The turn's own writes are reported now (the kernel queued their events
+                    // before the writes returned), and a write noticed during the turn, most
+                    // often the turn's own commit, is looked at now, while the member is open,
+                    // instead of at the back of the queue behind every other member's.
+                    watcher.withLock { $0 }?.drain()
                     if caughtUp, state.withLock({ state in
                         defer { state.slots[path]?.dirty = false }
                         return state.slots[path]?.dirty == true
                     }) {
-                        caughtUp = try await !member.hasPendingWork()
-                        lookedInVain = caughtUp
+                        let (more, inVain) = try await look(member)
+                        caughtUp = !more
+                        lookedInVain = inVain
                         state.withLock { state in
                             state.statistics.checks += 1
                             state.statistics.inlineChecks += 1
@@ -366,7 +384,7 @@ public final class Fleet<Member: FleetMember>: Sendable {
                     turnEnded(path, generation: generation, checked: job == .check, caughtUp: caughtUp, progressed: true,
                               lookedInVain: lookedInVain)
                 } else {
-                    turnEnded(path, generation: generation, checked: true, caughtUp: true, progressed: false, lookedInVain: true)
+                    turnEnded(path, generation: generation, checked: true, caughtUp: true, progressed: false, lookedInVain: lookedInVain)
                 }
             } catch {
                 failed(path, generation: generation, error)
@@ -380,6 +398,18 @@ public final class Fleet<Member: FleetMember>: Sendable {
             // pool: the other tasks of the process get theirs.
             await Task.yield()
         }
+    }
+
+    /// Whether a member has work: for sure if it can say (``FleetMember/settledPendingWork()``),
+    /// else from its cheap check; `inVain` when that check found nothing but a commit noticed
+    /// may not be visible yet (the fleet looks again shortly).
+    private func look(_ member: Member) async throws(SearchlightError) -> (pending: Bool, inVain: Bool) {
+        if let settled = try await member.settledPendingWork() {
+            if !settled { state.withLock { $0.statistics.settledChecks += 1 } }
+            return (settled, false)
+        }
+        let pending = try await member.hasPendingWork()
+        return (pending, !pending)
     }
 
     /// Removes a slot for good.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,27 +21,32 @@ final class FleetWatcher: Sendable {
         case changed(String)
     }
 
-    private let stopped = AtomicFlag()
-
-    init(glob: DatabaseGlob, fallback: Duration, logger: Logger, useInotify: Bool = true, report: @escaping @Sendable ([Event]) -> Void) {
-        let stopped = self.stopped
-        let milliseconds = Int32(max(1, min(Double(Int32.max), fallback.seconds * 1000)))
-        let thread = Thread {
-            Self.run(glob: glob, fallbackMilliseconds: milliseconds, logger: logger, useInotify: useInotify, stopped: stopped, report: report)
-        }
-        thread.name = "searchlight.fleet.watcher"
-        thread.start()
+    /// What the watcher's thread and ``drain()`` share: a read of the descriptor and the report
+    /// of what it held happen under this lock, so that a caller of ``drain()`` knows that every
+    /// event queued before its call was reported when it returns.
+    private struct Reader: ~Copyable {
+        var descriptor: Int32 = -1
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var members: Set<String>? = nil
+        var unreadable = false
     }
 
-    func stop() { stopped.set() }
+    private let stopped = AtomicFlag()
+    private let reader = Mutex(Reader())
+    private let glob: DatabaseGlob
+    private let logger: Logger
+    private let fallbackMilliseconds: Int32
+    private let report: @Sendable ([Event]) -> Void
 
-    private static func run(glob: DatabaseGlob, fallbackMilliseconds: Int32, logger: Logger, useInotify: Bool, stopped: AtomicFlag,
-                            report: @Sendable ([Event]) -> Void) {
-        var descriptor: Int32 = -1
+    init(glob: DatabaseGlob, fallback: Duration, logger: Logger, useInotify: Bool = true, report: @escaping @Sendable ([Event]) -> Void) {
+        self.glob = glob
+        self.logger = logger
+        self.report = report
+        fallbackMilliseconds = Int32(max(1, min(Double(Int32.max), fallback.seconds * 1000)))
         #if os(Linux)
         if useInotify {
             // IN_NONBLOCK | IN_CLOEXEC
-            descriptor = inotify_init1(0o4000 | 0o2000000)
+            var descriptor = inotify_init1(0o4000 | 0o2000000)
             // IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF.
             // Every commit writes its database or WAL (IN_MODIFY); IN_CLOSE_WRITE is left out: a
             // connection that merely closes (a check's, a released member's) would set off
@@ -50,57 +56,94 @@ final class FleetWatcher: Sendable {
                 close(descriptor)
                 descriptor = -1
             }
+            reader.withLock { $0.descriptor = descriptor }
         }
         #endif
-        defer { if descriptor >= 0 { close(descriptor) } }
+        let thread = Thread { [self] in run() }
+        thread.name = "searchlight.fleet.watcher"
+        thread.start()
+    }
 
-        var members: Set<String>? = nil
-        var unreadable = false
-        func rescan() -> [Event] {
-            do throws(SearchlightError) {
-                let now = Set(try glob.matchingPaths())
-                if unreadable { logger.notice("the folder \(glob.directory) can be read again") }
-                unreadable = false
-                guard now != members else { return [] }
-                members = now
-                return [.members(now)]
-            } catch {
-                if !unreadable { logger.error("\(error.message); retrying every \(fallbackMilliseconds) ms") }
-                unreadable = true
-                guard members != [] else { return [] }
-                members = []
-                return [.members([])]
+    func stop() { stopped.set() }
+
+    /// Reports, before it returns, every event the kernel queued so far (nothing without
+    /// inotify). The kernel queues a write's event before the write returns: a turn that calls
+    /// this after its last write has had its own writes reported.
+    func drain() {
+        guard !stopped.isSet else { return }
+        reader.withLock { reader in
+            guard reader.descriptor >= 0 else { return }
+            let events = pendingEvents(&reader)
+            if !events.isEmpty { report(events) }
+        }
+    }
+
+    private func rescan(_ reader: inout Reader) -> [Event] {
+        do throws(SearchlightError) {
+            let now = Set(try glob.matchingPaths())
+            if reader.unreadable { logger.notice("the folder \(glob.directory) can be read again") }
+            reader.unreadable = false
+            guard now != reader.members else { return [] }
+            reader.members = now
+            return [.members(now)]
+        } catch {
+            if !reader.unreadable { logger.error("\(error.message); retrying every \(fallbackMilliseconds) ms") }
+            reader.unreadable = true
+            guard reader.members != [] else { return [] }
+            reader.members = []
+            return [.members([])]
+        }
+    }
+
+    /// The events pending on the descriptor (a rescan first if membership may have changed).
+    private func pendingEvents(_ reader: inout Reader) -> [Event] {
+        var events: [Event] = []
+        let (changed, membership) = Self.drain(reader.descriptor, &reader.buffer, glob: glob)
+        if membership { events += rescan(&reader) }
+        let known = reader.members ?? []
+        events += changed.sorted().filter { known.contains($0) }.map(Event.changed)
+        return events
+    }
+
+    private func run() {
+        defer {
+            reader.withLock { reader in
+                if reader.descriptor >= 0 { close(reader.descriptor) }
+                reader.descriptor = -1
             }
         }
-        report(rescan())
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        reader.withLock { reader in
+            let events = rescan(&reader)
+            report(events)
+        }
+        let descriptor = reader.withLock { $0.descriptor }
         func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
         var lastScan = now()
         while !stopped.isSet {
-            var events: [Event] = []
             if descriptor >= 0 {
                 var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
                 let wait = Int32(clamping: max(0, lastScan + Int64(fallbackMilliseconds) - now()))
-                if poll(&pfd, 1, min(wait, 1_000)) > 0 {
-                    let (changed, membership) = drain(descriptor, &buffer, glob: glob)
-                    if membership { events += rescan(); lastScan = now() }
-                    let known = members ?? []
-                    events += changed.sorted().filter { known.contains($0) }.map(Event.changed)
+                let ready = poll(&pfd, 1, min(wait, 1_000)) > 0
+                let rescanning = now() - lastScan >= Int64(fallbackMilliseconds)
+                guard ready || rescanning else { continue }
+                reader.withLock { reader in
+                    var events = ready ? pendingEvents(&reader) : []
+                    if rescanning { events += rescan(&reader) }
+                    if !events.isEmpty, !stopped.isSet { report(events) }
                 }
-                if now() - lastScan >= Int64(fallbackMilliseconds) {
-                    events += rescan()
-                    lastScan = now()
-                }
+                if rescanning { lastScan = now() }
             } else {
                 // No inotify: a rescan and every member changed, every interval (in slices, so
                 // that a stop is seen within a second).
                 let wait = max(0, lastScan + Int64(fallbackMilliseconds) - now())
                 if wait > 0 { usleep(useconds_t(min(wait, 1_000) * 1_000)); continue }
-                events += rescan()
-                events += (members ?? []).sorted().map(Event.changed)
+                reader.withLock { reader in
+                    var events = rescan(&reader)
+                    events += (reader.members ?? []).sorted().map(Event.changed)
+                    if !events.isEmpty, !stopped.isSet { report(events) }
+                }
                 lastScan = now()
             }
-            if !events.isEmpty, !stopped.isSet { report(events) }
         }
     }
 

@@ -64,6 +64,13 @@ public final class PostgresSinkFleetMember: FleetMember {
                                            lastSchemaVersion: schemaVersion)
     }
 
+    /// Read under the database's write lock, taken without waiting, while the member holds its
+    /// database open (nil otherwise, or while another writer holds the lock).
+    public func settledPendingWork() async throws(SearchlightError) -> Bool? {
+        guard let store = sink.withLock({ $0?.store }) else { return nil }
+        return try await ConsumerPosition.settledWork(consumer: "searchlight.postgres.\(source)", in: store, lastSchemaVersion: schemaVersion)
+    }
+
     public func step() async throws(SearchlightError) -> Bool {
         let sink = try await opened()
         let caughtUp = try await sink.turn(maximumSteps: stepsPerTurn)
