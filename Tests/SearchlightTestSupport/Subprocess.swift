@@ -111,12 +111,52 @@ package enum Subprocess {
             return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
         }
 
-        /// Waits for the end without blocking a thread of the cooperative pool.
-        package func result() async -> Result {
-            for group in [exited, drained] {
-                await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
+        /// Waits for the end without blocking a thread of the cooperative pool, and never
+        /// forever: Foundation's `terminationHandler` was once seen never to run for a child that
+        /// had exited (the suite hung, every thread idle), so the child's exit is also read from
+        /// `/proc` (a zombie nobody reaped is reaped here), and after `timeout` seconds the
+        /// process is killed and the result says so (status -1).
+        package func result(timeout: Double = 600) async -> Result {
+            let deadline = ContinuousClock.now + .seconds(timeout)
+            var status: Int32?
+            var zombieSince: ContinuousClock.Instant?
+            while exited.wait(timeout: .now()) != .success {
+                // A zombie for half a second that Foundation did not reap: reaped here.
+                if isZombie() {
+                    let since = zombieSince ?? .now
+                    zombieSince = since
+                    if ContinuousClock.now - since > .milliseconds(500), let reaped = reap() { status = reaped; break }
+                } else {
+                    zombieSince = nil
+                }
+                if ContinuousClock.now >= deadline {
+                    process.terminate()
+                    return Result(status: -1, stdout: stdout, stderr: stderr + "\n[the test gave up waiting for the process after \(Int(timeout)) s]")
+                }
+                try? await Task.sleep(for: .milliseconds(10))
             }
-            return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+            while drained.wait(timeout: .now()) != .success, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return Result(status: status ?? process.terminationStatus, stdout: stdout, stderr: stderr)
+        }
+
+        /// Whether the child exited and nobody reaped it yet.
+        private func isZombie() -> Bool {
+            let pid = process.processIdentifier
+            guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+        }
+
+        /// Reaps the exited child: its exit status (or the signal that ended it, as Foundation
+        /// reports it).
+        private func reap() -> Int32? {
+            let pid = process.processIdentifier
+            var raw: Int32 = 0
+            guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+            // WIFEXITED: the exit status; else the signal that ended it (as Foundation reports).
+            return raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
         }
     }
 
