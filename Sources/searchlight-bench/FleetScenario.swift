@@ -9,7 +9,7 @@ import SearchlightEvaluation
 /// every index reaches its head), commit-to-searchable freshness of single-row writes to random
 /// tenants, the watcher's CPU while every tenant is idle, and its peak RSS.
 enum FleetScenario {
-    static func run(_ documents: [Document], databases: Int, writes: Int, seed: UInt64 = 12) throws -> [Figure] {
+    static func run(_ documents: [Document], databases: Int, rows rowRange: ClosedRange<Int> = 100...1_000, writes: Int, seed: UInt64 = 12) throws -> [Figure] {
         let directory = try scratchDirectory("fleet")
         defer { try? FileManager.default.removeItem(at: directory) }
         var random = SplitMix(seed: seed)
@@ -19,7 +19,7 @@ enum FleetScenario {
         let made = clock.now
         for tenant in 0..<databases {
             let path = directory.appendingPathComponent("tenant-\(tenant).sqlite").path
-            let count = 100 + Int(random.next() % 901)
+            let count = rowRange.lowerBound + Int(random.next() % UInt64(rowRange.count))
             do {
                 let pool = try DatabasePool(path: path, configuration: HistoryStore.databaseConfiguration())
                 try pool.write { try $0.execute(sql: WriteOverhead.schema) }

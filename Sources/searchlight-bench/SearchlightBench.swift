@@ -67,11 +67,19 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Writes to random tenants in the freshness measurement of scenarios 12 and 13.")
     var fleetWrites = 200
 
+    @Option(help: "Rows in each database of scenarios 12 and 13, as MIN-MAX (drawn uniformly, seeded).")
+    var fleetRows = "100-1000"
+
     @Option(help: .hidden)
     var rebuildChild: String?
 
     func run() async throws {
         if let rebuildChild { return try Indexing.rebuildChild(rebuildChild) }
+        let rowBounds = fleetRows.split(separator: "-").compactMap { Int($0) }
+        guard rowBounds.count == 2, rowBounds[0] >= 1, rowBounds[0] <= rowBounds[1] else {
+            throw ValidationError("--fleet-rows takes MIN-MAX with 1 <= MIN <= MAX, such as 100-1000")
+        }
+        let rows = rowBounds[0]...rowBounds[1]
         let documents = try Corpus.load(corpus, limit: limit)
         let chosen = Set(scenario.isEmpty ? Array(1...9) + [11] : scenario)
         let formatter = ISO8601DateFormatter()
@@ -111,10 +119,10 @@ struct SearchlightBench: AsyncParsableCommand {
         } else if chosen.contains(9) {
             FileHandle.standardError.write(Data("scenario 9 (PostgreSQL sink) skipped: no --postgres\n".utf8))
         }
-        try step(12, "a fleet under one watch --dbs") { try FleetScenario.run(documents, databases: fleetDatabases, writes: fleetWrites) }
+        try step(12, "a fleet under one watch --dbs") { try FleetScenario.run(documents, databases: fleetDatabases, rows: rows, writes: fleetWrites) }
         if let postgres, chosen.contains(13) {
             FileHandle.standardError.write(Data("scenario 13: a fleet under one searchlight-postgres sink --dbs…\n".utf8))
-            report.figures += try await SinkFleetScenario.run(documents, url: postgres, databases: fleetDatabases, writes: fleetWrites)
+            report.figures += try await SinkFleetScenario.run(documents, url: postgres, databases: fleetDatabases, rows: rows, writes: fleetWrites)
         } else if chosen.contains(13) {
             FileHandle.standardError.write(Data("scenario 13 (a fleet under one sink --dbs) skipped: no --postgres\n".utf8))
         }

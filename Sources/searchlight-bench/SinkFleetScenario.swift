@@ -16,7 +16,7 @@ import SearchlightPostgres
 enum SinkFleetScenario {
     static let connections = 4
 
-    static func run(_ documents: [Document], url: String, databases: Int, writes: Int, idleSeconds: Int = 30, seed: UInt64 = 13) async throws -> [Figure] {
+    static func run(_ documents: [Document], url: String, databases: Int, rows rowRange: ClosedRange<Int> = 100...1_000, writes: Int, idleSeconds: Int = 30, seed: UInt64 = 13) async throws -> [Figure] {
         let directory = try scratchDirectory("sink-fleet")
         defer { try? FileManager.default.removeItem(at: directory) }
         var random = SplitMix(seed: seed)
@@ -26,7 +26,7 @@ enum SinkFleetScenario {
         let made = clock.now
         for tenant in 0..<databases {
             let path = directory.appendingPathComponent("tenant-\(tenant).sqlite").path
-            let count = 100 + Int(random.next() % 901)
+            let count = rowRange.lowerBound + Int(random.next() % UInt64(rowRange.count))
             let share = (0..<count).map { row in (row + 1, documents[(tenant * 7 + row) % documents.count]) }
             let store = try PostgresScenario.emptySource(path)
             try PostgresScenario.write(share, to: store, rowsPerTransaction: count)
