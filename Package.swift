@@ -24,12 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
-        // What Swift cannot call: SQLite's variadic sqlite3_db_config (for a fleet's connections).
-        .target(name: "SearchlightSQLiteShim", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "SearchlightHistory",
             dependencies: [
-                "SearchlightSQLiteShim",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import Logging
-import SearchlightSQLiteShim
 import Synchronization
 
 /// An SQLite database whose tracked tables record every committed change as history.
@@ -37,10 +36,6 @@ public final class HistoryStore: Sendable {
         /// How often the change watcher checks for commits when no file event arrives (a
         /// fallback for file systems without inotify events).
         public var watcherFallbackInterval: Duration = .milliseconds(250)
-        /// Whether the store's last connection to close checkpoints the WAL into the database
-        /// (SQLite's default). A fleet turns it off: that checkpoint writes the database, and a
-        /// watcher of the folder would take the write for a commit to look at.
-        package var checkpointsOnClose = true
 
         public init() {}
     }
@@ -277,12 +272,6 @@ public final class HistoryStore: Sendable {
         var config = GRDB.Configuration()
         config.busyMode = .timeout(configuration.busyTimeout.seconds)
         config.label = "searchlight"
-        if !configuration.checkpointsOnClose {
-            config.prepareDatabase { db in
-                let code = searchlight_sqlite3_no_checkpoint_on_close(db.sqliteConnection)
-                if code != SQLITE_OK { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot turn off the checkpoint on close") }
-            }
-        }
         return config
     }
 

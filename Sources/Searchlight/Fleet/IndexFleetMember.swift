@@ -11,9 +11,8 @@ import Synchronization
 /// the schema version (``ConsumerPosition``), through a read-only connection opened for it
 /// unless the member holds its database open; a turn opens the database with the model `init` saved there and indexes at most
 /// ``batchesPerTurn`` batches, on a thread of its own; a member idle for a while lets its
-/// database go (``release()``). Its connections do not checkpoint the WAL when they close (a
-/// write the fleet's watcher would take for a commit): the app's writers and the member's own
-/// commits checkpoint it as SQLite always does, once it holds 1,000 pages.
+/// database go (``release()``), after it wrote the WAL back into the file (``writeBack()``), so
+/// that the file alone holds every commit once nobody has it open.
 ///
 /// ```swift
 /// let fleet = Fleet(glob: try DatabaseGlob("tenants/*.sqlite")) { path throws(SearchlightError) in
@@ -35,8 +34,6 @@ public final class IndexFleetMember: FleetMember {
                 indexerConfiguration: Indexer.Configuration = .init(), batchesPerTurn: Int = 8) throws(SearchlightError) {
         self.path = path
         self.batchesPerTurn = max(1, batchesPerTurn)
-        var storeConfiguration = storeConfiguration
-        storeConfiguration.checkpointsOnClose = false
         self.storeConfiguration = storeConfiguration
         self.indexerConfiguration = indexerConfiguration
         _ = try ConsumerPosition.read(consumer: indexerConfiguration.author, at: path)
@@ -65,6 +62,12 @@ public final class IndexFleetMember: FleetMember {
             await DedicatedThread.run(name: "searchlight.fleet.trim") { _ in store.dbPool.releaseMemory() }
         }
         return summary.isCaughtUp
+    }
+
+    /// Checkpoints the WAL into the database and empties it, without waiting for a lock.
+    public func writeBack() async {
+        guard let store = open.withLock({ $0?.store }) else { return }
+        _ = try? await ConsumerPosition.checkpoint(store)
     }
 
     /// Lets the database go; the next turn opens it again.

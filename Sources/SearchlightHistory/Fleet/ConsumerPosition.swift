@@ -89,6 +89,33 @@ public struct ConsumerPosition: Sendable, Hashable {
         }
     }
 
+    /// Writes the WAL of an open store back into its database and empties it
+    /// (`wal_checkpoint(TRUNCATE)`), without waiting for a lock, on a thread of its own: a fleet
+    /// member does it before it lets its database go, so that the file alone holds every commit
+    /// (a copy or a move of it loses nothing, and no -wal is left to be replayed over another
+    /// file moved in under its name). Returns whether it completed (another connection reading
+    /// or writing can keep it from it: SQLite's checkpoint when the last connection closes then
+    /// does it).
+    package static func checkpoint(_ store: HistoryStore) async throws(SearchlightError) -> Bool {
+        try await DedicatedThread.run(name: "searchlight.fleet.checkpoint") { _ throws(SearchlightError) in
+            let path = store.dbPool.path
+            let busyTimeout = Int32(clamping: Int64(store.configuration.busyTimeout.seconds * 1000))
+            return try SearchlightError.catching("cannot checkpoint \(path)") {
+                try store.dbPool.writeWithoutTransaction { db -> Bool in
+                    let connection = db.sqliteConnection
+                    sqlite3_busy_timeout(connection, 0)
+                    defer { sqlite3_busy_timeout(connection, busyTimeout) }
+                    do {
+                        let (log, done) = try db.checkpoint(.truncate)
+                        return log == done
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                        return false
+                    }
+                }
+            }
+        }
+    }
+
     /// A fleet member's settled check (``FleetMember/settledPendingWork()``), on a thread of
     /// its own: nil when another writer holds the lock.
     package static func settledWork(consumer: String, in store: HistoryStore,

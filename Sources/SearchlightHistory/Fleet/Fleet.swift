@@ -20,6 +20,11 @@ public protocol FleetMember: Sendable {
     /// One turn of work, bounded (a few batches), so that the other members get theirs; returns
     /// whether the member caught up. Blocking SQLite work crosses to a thread of its own here.
     func step() async throws(SearchlightError) -> Bool
+    /// Writes back what the member's connections hold before a release (a WAL checkpoint), so
+    /// that the database's file alone holds every commit once the member lets it go. Its own
+    /// writes are reported to the fleet, which looks again (``settledPendingWork()``) before
+    /// ``release()``. (Default: nothing.)
+    func writeBack() async
     /// Lets go of what the member holds open after it was idle for
     /// ``Fleet/Configuration/releaseIdleAfter``; its next turn opens it again. (Default: nothing.)
     func release() async
@@ -29,6 +34,7 @@ public protocol FleetMember: Sendable {
 
 extension FleetMember {
     public func release() async {}
+    public func writeBack() async {}
     public func settledPendingWork() async throws(SearchlightError) -> Bool? { nil }
 }
 
@@ -142,8 +148,8 @@ public final class Fleet<Member: FleetMember>: Sendable {
         /// Checks (``FleetMember/hasPendingWork()``) and those that found nothing to do.
         public var checks = 0
         public var emptyChecks = 0
-        /// Of the checks, those made at the end of a turn during which a write was noticed
-        /// (most often the turn's own commit), while the member was open.
+        /// Of the checks, those made at the end of a turn or before a release during which a
+        /// write was noticed (most often the member's own), while the member was open.
         public var inlineChecks = 0
         /// Of the checks that found nothing, those that could say so for sure
         /// (``FleetMember/settledPendingWork()``): no second look followed them.
@@ -471,9 +477,25 @@ public final class Fleet<Member: FleetMember>: Sendable {
         state.recent.append((state.uses, path))
     }
 
-    /// Releases a member marked running for it, then lets it take turns again.
+    /// Releases a member marked running for it, then lets it take turns again. The member
+    /// writes back first (a checkpoint), and a write noticed meanwhile, most often that one, is
+    /// looked at while the member is still open, as at the end of a turn.
     private func release(_ path: String, _ member: Member, generation: Int) async {
         logger.trace("\(path): released")
+        await member.writeBack()
+        watcher.withLock { $0 }?.drain()
+        if state.withLock({ $0.slots[path].map { $0.generation == generation && $0.dirty } ?? false }),
+           let settled = try? await member.settledPendingWork() {
+            state.withLock { state in
+                state.statistics.checks += 1
+                state.statistics.inlineChecks += 1
+                if !settled { state.statistics.emptyChecks += 1; state.statistics.settledChecks += 1 }
+                guard state.slots[path]?.generation == generation else { return }
+                // What was noticed is seen: nothing to do, or a turn.
+                state.slots[path]?.dirty = false
+                if settled, state.slots[path]?.queued == nil { state.slots[path]?.queued = .work }
+            }
+        }
         await member.release()
         var closing: Member?
         state.withLock { state in

@@ -12,8 +12,8 @@ import Synchronization
 /// reads the head token, the sink's checkpoint and the schema version (``ConsumerPosition``),
 /// through a read-only connection opened for it unless the member holds its database open; a
 /// member idle for a while lets its database go (``release()``), and its next turn opens it
-/// again. Its connections do not checkpoint the WAL when they close, as
-/// ``Searchlight/IndexFleetMember``'s.
+/// again, after it wrote the WAL back into the file (``writeBack()``), as
+/// ``Searchlight/IndexFleetMember`` does.
 ///
 /// ```swift
 /// let pool = try PostgresPool(endpoint: endpoint, maximumConnections: 4)
@@ -52,8 +52,6 @@ public final class PostgresSinkFleetMember: FleetMember {
         var configuration = sinkConfiguration
         configuration.source = nil
         let sinkConfiguration = configuration
-        var storeConfiguration = storeConfiguration
-        storeConfiguration.checkpointsOnClose = false
         let sink = try await makeSink(path: path, pool: pool, storeConfiguration: storeConfiguration, sinkConfiguration: sinkConfiguration)
         return PostgresSinkFleetMember(path: path, pool: pool, source: sink.source, sink: sink, stepsPerTurn: stepsPerTurn,
                                        storeConfiguration: storeConfiguration, sinkConfiguration: sinkConfiguration)
@@ -81,6 +79,12 @@ public final class PostgresSinkFleetMember: FleetMember {
             await DedicatedThread.run(name: "searchlight.fleet.trim") { _ in store.dbPool.releaseMemory() }
         }
         return caughtUp
+    }
+
+    /// Checkpoints the WAL into the database and empties it, without waiting for a lock.
+    public func writeBack() async {
+        guard let store = sink.withLock({ $0?.store }) else { return }
+        _ = try? await ConsumerPosition.checkpoint(store)
     }
 
     public func release() async {

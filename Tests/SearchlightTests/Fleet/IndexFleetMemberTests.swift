@@ -6,9 +6,8 @@ import Searchlight
 import SearchlightHistory
 import SearchlightTestSupport
 
-/// A fleet member lets its database go without writing it: the fleet's watcher takes every write
-/// to a member's file for a commit to look at, and a release that wrote (SQLite's checkpoint
-/// when its last connection closes) cost a check of a member just closed, once per release.
+/// A fleet member: its checks (a cheap one, and one that says for sure), and what it leaves in
+/// the file when it lets its database go.
 @Suite struct IndexFleetMemberTests {
     /// The database and its WAL, byte for byte (nil: no such file).
     private func files(_ path: String) -> [Data?] {
@@ -26,43 +25,42 @@ import SearchlightTestSupport
         return db
     }
 
-    @Test func aReleaseWritesNeitherTheDatabaseNorItsWAL() async throws {
-        let db = try indexedDatabase()
-        let member = try IndexFleetMember(path: db.path)
-        #expect(try await member.hasPendingWork())
-        #expect(try await member.step())
-        // The first turn made the index's tables: the schema changed since the first check,
-        // which one more turn looks at.
-        if try await member.hasPendingWork() { #expect(try await member.step()) }
-        #expect(try await !member.hasPendingWork())
-        let before = files(db.path)
-        #expect(before[1] != nil && !(before[1]!.isEmpty), "the turn's commits are in the WAL")
-        await member.release()
-        #expect(files(db.path) == before, "the release wrote the database or its WAL")
-
-        // What the release kept is read again by the next check and turn.
-        _ = try db.shell("INSERT INTO notes(id, title) VALUES (3, 'after the release');")
-        #expect(try await member.hasPendingWork())
-        #expect(try await member.step())
-        let store = try HistoryStore(path: db.path)
-        #expect(try SearchIndex(store: store).search("release", limit: 5).total == 1)
-        await member.close()
+    /// The database's file alone, copied elsewhere (as an operator's `cp`, or a move of the file
+    /// without its -wal): the notes it holds, and the index's checkpoint in it.
+    private func copyAlone(_ path: String) throws -> (notes: Int, indexed: Int) {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("alone-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + suffix) } }
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let out = try Shell.sqlite3(copy, "SELECT count(*) FROM notes; SELECT coalesce((SELECT token FROM searchlight_consumer WHERE author = 'searchlight.indexer'), -1);")
+        let numbers = out.split(separator: "\n").compactMap { Int($0) }
+        return (numbers[0], numbers[1])
     }
 
-    /// The control: with SQLite's default, dropping the same store does write (so that the test
-    /// above can fail).
-    @Test func withSQLitesDefaultTheLastCloseCheckpoints() throws {
+    /// An outsider found that a released tenant's last commits stayed in its -wal only (the
+    /// member's connections did not checkpoint when they closed): a copy or a move of the file
+    /// lost them, and a file moved in under its name had the stale WAL replayed over it. A
+    /// member writes the WAL back before it lets the database go.
+    @Test func aReleasedDatabasesFileAloneHoldsEveryCommit() async throws {
         let db = try indexedDatabase()
-        do {
-            let store = try HistoryStore(path: db.path)
-            let indexer = try Indexer(store: store)
-            _ = try indexer.indexPendingChanges()
-            let before = files(db.path)
-            #expect(before[1] != nil)
-            withExtendedLifetime(indexer) {}
-            _ = before
-        }
-        #expect(files(db.path)[1] == nil, "the last connection to close checkpointed and removed the WAL")
+        let member = try IndexFleetMember(path: db.path)
+        #expect(try await member.step())
+        if try await member.hasPendingWork() { #expect(try await member.step()) }
+        // The app commits while the member holds the database open: its close is not the last,
+        // so its commits stay in the WAL.
+        _ = try db.shell("INSERT INTO notes(id, title) VALUES (3, 'app'), (4, 'app'), (5, 'app');")
+        #expect(try await member.step())
+        let head = try ConsumerPosition.read(consumer: "searchlight.indexer", at: db.path).head.rawValue
+        #expect(try copyAlone(db.path).notes < 5, "the app's commits are still in the WAL only (else this test proves nothing)")
+
+        await member.writeBack()
+        let written = try copyAlone(db.path)
+        #expect(written.notes == 5 && written.indexed == Int(head), "after the write-back: \(written), head \(head)")
+        await member.release()
+        let released = try copyAlone(db.path)
+        #expect(released.notes == 5 && released.indexed == Int(head), "after the release: \(released), head \(head)")
+        let wal = FileManager.default.contents(atPath: db.path + "-wal")
+        #expect(wal == nil || wal!.isEmpty, "a -wal of \(wal?.count ?? 0) bytes is left to be replayed over a file moved in under this name")
+        await member.close()
     }
 
     @Test func aCheckOfAnOpenMemberSeesAnotherProcesssCommit() async throws {
@@ -103,10 +101,11 @@ import SearchlightTestSupport
         await member.close()
     }
 
-    /// A fleet's own work (its turns' commits, its releases) sets off no check: every check it
-    /// makes comes at the end of a turn, on the open member, and says for sure. (Before, each
-    /// release checkpointed the WAL, and a turn's last writes were often reported after it
-    /// ended: each queued a check at the back of the queue, behind the whole first sync.)
+    /// A fleet's own work (its turns' commits, its releases' checkpoints) sets off no check of a
+    /// closed member: every check it makes comes at the end of a turn or before a release, on
+    /// the open member, and says for sure. (Before, each release's checkpoint on close and a
+    /// turn's writes reported after it ended queued a check at the back of the queue, behind the
+    /// whole first sync.) And once released, each file alone holds every commit.
     @Test func aFleetsOwnWorkSetsOffNoCheck() async throws {
         let base = try indexedDatabase()
         let folder = base.directory.appendingPathComponent("fleet").path
@@ -140,6 +139,11 @@ import SearchlightTestSupport
         #expect(statistics.boundReleases > 0, "the bound on open members was reached")
         #expect(statistics.checks == statistics.inlineChecks, "checks set off by the fleet's own work: \(statistics)")
         #expect(statistics.checks == statistics.settledChecks, "checks that could not say for sure: \(statistics)")
+        for path in paths {
+            let head = try ConsumerPosition.read(consumer: "searchlight.indexer", at: path).head.rawValue
+            let alone = try copyAlone(path)
+            #expect(alone.notes == 3 && alone.indexed == Int(head), "\(path) alone: \(alone), head \(head)")
+        }
 
         // A foreign write to each of three tenants is followed.
         for i in [1, 5, 9] { _ = try Shell.sqlite3(paths[i], "INSERT INTO notes(id, title) VALUES (\(200 + i), 'later');") }
