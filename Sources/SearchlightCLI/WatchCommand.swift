@@ -71,7 +71,7 @@ struct WatchCommand: AsyncParsableCommand {
             var indexer = Indexer.Configuration()
             indexer.logger = Logger(label: "searchlight.indexer")
             indexer.logger[metadataKey: "db"] = "\(path)"
-            return try IndexFleetMember(path: path, storeConfiguration: store, indexerConfiguration: indexer)
+            return try await IndexFleetMember.open(path: path, storeConfiguration: store, indexerConfiguration: indexer)
         }
         configuration.logger.info("watching \(glob)")
         let following = Task { await fleet.run() }

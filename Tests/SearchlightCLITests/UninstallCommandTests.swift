@@ -39,38 +39,38 @@ import SearchlightTestSupport
         #expect(missing.status == 1 && missing.stderrLines.count == 1, "\(missing.stderr)")
     }
 
-    @Test func uninstallGivesBackTheDumpOfBeforeInitAndInitStartsAgainFromScratch() throws {
+    @Test func uninstallGivesBackTheDumpOfBeforeInitAndInitStartsAgainFromScratch() async throws {
         let (db, model) = try CLI.workspace()
         let before = try db.dump()
-        try CLI.run(["init", "--db", db.path, "--model", model])
-        try CLI.run(["reindex", "--db", db.path, "--log-level", "error"])
-        let result = try CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
+        try await CLI.run(["init", "--db", db.path, "--model", model])
+        try await CLI.run(["reindex", "--db", db.path, "--log-level", "error"])
+        let result = try await CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("uninstalled"))
         #expect(try db.searchlightObjects() == [])
         #expect(try db.dump() == before)
         // Commands other than init now refuse, and create nothing.
         for command in [["index"], ["search", "kernel"], ["status"], ["watch"], ["cleanup"], ["history"]] {
-            let refused = try CLI.run([command[0], "--db", db.path] + command.dropFirst())
+            let refused = try await CLI.run([command[0], "--db", db.path] + command.dropFirst())
             #expect(refused.status == 1 && refused.stderrLines.count == 1, "\(command): \(refused.stderr)")
         }
         #expect(try db.dump() == before)
 
-        try CLI.run(["init", "--db", db.path, "--model", model])
+        try await CLI.run(["init", "--db", db.path, "--model", model])
         try db.shell("INSERT INTO notes VALUES (3, 'Second life', 'set up again');")
-        try CLI.run(["index", "--db", db.path])
-        let found = try CLI.run(["search", "--db", db.path, "second", "--format", "jsonl"])
+        try await CLI.run(["index", "--db", db.path])
+        let found = try await CLI.run(["search", "--db", db.path, "second", "--format", "jsonl"])
         #expect(found.status == 0 && found.stdout.contains("\"id\":3"), "\(found.stdout) \(found.stderr)")
-        let history = try CLI.run(["history", "--db", db.path, "--format", "jsonl"])
+        let history = try await CLI.run(["history", "--db", db.path, "--format", "jsonl"])
         #expect(history.stdout.split(separator: "\n").count == 1, "only what happened since the new init: \(history.stdout)")
     }
 
     /// `watch` runs in one process, `uninstall` in another: watch stops with one line, exits 1,
     /// and the database ends as the app's writes alone would leave it.
-    @Test func watchInAnotherProcessStopsWithOneLineAndRecreatesNothing() throws {
+    @Test func watchInAnotherProcessStopsWithOneLineAndRecreatesNothing() async throws {
         let (db, model) = try CLI.workspace()
         let reference = try Self.reference(of: db)
-        try CLI.run(["init", "--db", db.path, "--model", model])
+        try await CLI.run(["init", "--db", db.path, "--model", model])
         let watch = CLI.start(["watch", "--db", db.path, "--log-level", "error"])
         // A watchdog: the test fails instead of hanging if watch never exits.
         let fired = Mutex(false)
@@ -88,18 +88,18 @@ import SearchlightTestSupport
             defer { try? queue.close() }
             let deadline = Date().addingTimeInterval(120)
             while !ready, watch.process.isRunning, Date() < deadline {
-                ready = try queue.read { db in
+                ready = try await queue.read { db in
                     (try Int64.fetchOne(db, sql: "SELECT token FROM searchlight_consumer WHERE author = 'searchlight.indexer'") ?? 0)
                         >= (try Int64.fetchOne(db, sql: "SELECT max(token) FROM searchlight_log") ?? 1)
                 }
-                if !ready { usleep(10_000) }
+                if !ready { try await Task.sleep(for: .milliseconds(10)) }
             }
         }
         try #require(ready, "watch followed the write")
 
-        let uninstall = try CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
+        let uninstall = try await CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
-        let watched = try CLI.finish(watch)
+        let watched = try await CLI.finish(watch)
         #expect(!fired.withLock { $0 }, "watch ended by itself")
         #expect(watched.status == 1, "\(watched.stderr)")
         let errors = watched.stderrLines.filter { $0.hasPrefix("searchlight: error:") }
@@ -118,7 +118,7 @@ import SearchlightTestSupport
     /// statement) while `watch` follows and `uninstall` lands at a random instant: every
     /// statement lands whole, before the uninstall (captured) or after it (not), and the database
     /// ends exactly as the same statements leave a copy that never had Searchlight.
-    @Test func anAppWritingDuringTheUninstallEndsAsIfSearchlightNeverWasThere() throws {
+    @Test func anAppWritingDuringTheUninstallEndsAsIfSearchlightNeverWasThere() async throws {
         let (seed, random) = seededGenerator("UninstallCommandTests.anAppWritingDuringTheUninstall")
         var generator = random
         let (db, model) = try CLI.workspace()
@@ -136,7 +136,7 @@ import SearchlightTestSupport
         let script = db.directory.appendingPathComponent("app.sql").path
         try Data(statements.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: script))
 
-        try CLI.run(["init", "--db", db.path, "--model", model])
+        try await CLI.run(["init", "--db", db.path, "--model", model])
         let watch = CLI.start(["watch", "--db", db.path, "--log-level", "error"])
         let watchdog = DispatchWorkItem { if watch.process.isRunning { kill(watch.process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 240, execute: watchdog)
@@ -148,20 +148,22 @@ import SearchlightTestSupport
             let queue = try DatabaseQueue(path: db.path)
             defer { try? queue.close() }
             let deadline = Date().addingTimeInterval(120)
-            while try queue.read({ try Int64.fetchOne($0, sql: "SELECT max(token) FROM searchlight_log") ?? 0 }) <= head,
-                  app.process.isRunning, Date() < deadline { usleep(2_000) }
+            while try await queue.read({ try Int64.fetchOne($0, sql: "SELECT max(token) FROM searchlight_log") ?? 0 }) <= head,
+                  app.process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
         }
-        usleep(UInt32(generator.next() % 300_000))
-        let uninstall = try CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
+        try await Task.sleep(for: .microseconds(Int(generator.next() % 300_000)))
+        let uninstall = try await CLI.run(["uninstall", "--db", db.path, "--yes", "--log-level", "error"])
         print("the uninstall landed \(app.process.isRunning ? "while the app was writing" : "after the app finished") (seed \(seed))")
-        let wrote = try CLI.finish(app)
-        let watched = try CLI.finish(watch)
+        let wrote = try await CLI.finish(app)
+        let watched = try await CLI.finish(watch)
         #expect(uninstall.status == 0, "\(uninstall.stderr) (seed \(seed))")
         #expect(wrote.status == 0, "the app never failed: \(wrote.stderr) (seed \(seed))")
         #expect(watched.status == 1, "\(watched.stderr) (seed \(seed))")
         #expect(watched.stderrLines.filter { $0.hasPrefix("searchlight: error:") }.count == 1, "\(watched.stderr)")
 
-        try Shell.sqlite3(reference.path, ".read \(script)")
+        let replayed = await Subprocess.start(["sqlite3", "-bail", "-cmd", ".timeout 10000", reference.path, ".read \(script)"],
+                                              executable: URL(fileURLWithPath: "/usr/bin/env")).result()
+        #expect(replayed.status == 0, "\(replayed.stderr)")
         #expect(try db.searchlightObjects() == [], "seed \(seed)")
         #expect(try db.dump() == reference.dump(), "seed \(seed)")
     }

@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// ```swift
 /// let fleet = Fleet(glob: try DatabaseGlob("tenants/*.sqlite")) { path throws(SearchlightError) in
-///     try IndexFleetMember(path: path)
+///     try await IndexFleetMember.open(path: path)
 /// }
 /// ```
 public final class IndexFleetMember: FleetMember {
@@ -37,6 +37,16 @@ public final class IndexFleetMember: FleetMember {
         self.storeConfiguration = storeConfiguration
         self.indexerConfiguration = indexerConfiguration
         _ = try ConsumerPosition.read(consumer: indexerConfiguration.author, at: path)
+    }
+
+    /// The same, its check made on a thread of its own (what a fleet's `open` closure calls:
+    /// it runs on Swift's cooperative pool, which must not wait for SQLite).
+    public static func open(path: String, storeConfiguration: HistoryStore.Configuration = .init(),
+                            indexerConfiguration: Indexer.Configuration = .init(), batchesPerTurn: Int = 8) async throws(SearchlightError) -> IndexFleetMember {
+        try await DedicatedThread.run(name: "searchlight.fleet.open") { _ throws(SearchlightError) in
+            try IndexFleetMember(path: path, storeConfiguration: storeConfiguration, indexerConfiguration: indexerConfiguration,
+                                 batchesPerTurn: batchesPerTurn)
+        }
     }
 
     public func hasPendingWork() async throws(SearchlightError) -> Bool {

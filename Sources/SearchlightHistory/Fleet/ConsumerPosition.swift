@@ -32,8 +32,18 @@ public struct ConsumerPosition: Sendable, Hashable {
             var configuration = Configuration()
             configuration.readonly = true
             configuration.busyMode = .timeout(10)
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            return try queue.read { db in try read(consumer: consumer, path: path, db) }
+            // A read-only connection opened just as the last writer closes (and removes the -wal
+            // and -shm files) can get an I/O error: tried again, twice.
+            var attempt = 0
+            while true {
+                do {
+                    let queue = try DatabaseQueue(path: path, configuration: configuration)
+                    return try queue.read { db in try read(consumer: consumer, path: path, db) }
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_IOERR && attempt < 2 {
+                    attempt += 1
+                    usleep(10_000)
+                }
+            }
         }
     }
 
