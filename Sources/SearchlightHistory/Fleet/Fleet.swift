@@ -609,6 +609,12 @@ public final class Fleet<Member: FleetMember>: Sendable {
         var retry: Duration?
         var log = false
         state.withLock { state in
+            // A turn the fleet's own end stopped (between batches, its work committed) is no
+            // failure: nothing to log, nothing to try again.
+            if state.finished, error.code == .cancelled {
+                state.slots[path]?.running = false
+                return
+            }
             state.statistics.failures += 1
             guard var slot = state.slots[path], slot.generation == generation else { return }
             slot.running = false

@@ -40,6 +40,40 @@ import SearchlightTestSupport
         return directory
     }
 
+    /// A member whose turn stops between batches when the fleet ends (as the indexer does).
+    final class StoppingMember: FleetMember {
+        let started = Mutex(false)
+        func hasPendingWork() async throws(SearchlightError) -> Bool { true }
+        func step() async throws(SearchlightError) -> Bool {
+            started.withLock { $0 = true }
+            do { try await Task.sleep(for: .seconds(600)) } catch { throw SearchlightError(.cancelled, "indexing was cancelled") }
+            return true
+        }
+        func close() async {}
+    }
+
+    /// An outsider saw `indexing was cancelled; trying again later` logged as an error when
+    /// SIGTERM met a turn in flight: the fleet's own end is no failure.
+    @Test func aTurnStoppedByTheFleetsEndIsNoFailure() async throws {
+        let directory = try Self.folder(["a.db"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = CapturedLog()
+        var configuration = Fleet<StoppingMember>.Configuration()
+        configuration.logger = log.logger(label: "fleet")
+        let member = StoppingMember()
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { _ throws(SearchlightError) in member }
+        let following = Task { await fleet.run() }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !member.started.withLock({ $0 }) {
+            try #require(ContinuousClock.now < deadline, "the turn never started")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        following.cancel()
+        await following.value
+        #expect(!log.messages.contains { $0.contains("cancelled") }, "\(log.messages)")
+        #expect(fleet.statistics().failures == 0)
+    }
+
     @Test func aBusyMemberCannotStarveTheOthers() async throws {
         let directory = try Self.folder(["busy.db", "a.db", "b.db", "c.db"])
         defer { try? FileManager.default.removeItem(atPath: directory) }
