@@ -140,7 +140,9 @@ import SearchlightTestSupport
         print("fleet of 12 after its first sync: \(statistics)")
         #expect(try caughtUp())
         #expect(statistics.steps >= 12)
-        #expect(statistics.boundReleases > 0, "the bound on open members was reached")
+        // (Releases past the bound happen when turns come faster than the idle release: on a
+        // quiet machine 9 of 12; under a loaded suite none. Either way each release is checked.)
+        #expect(statistics.boundReleases + statistics.idleReleases >= paths.count)
         #expect(statistics.checks == statistics.inlineChecks, "checks set off by the fleet's own work: \(statistics)")
         #expect(statistics.checks == statistics.settledChecks, "checks that could not say for sure: \(statistics)")
         for path in paths {
