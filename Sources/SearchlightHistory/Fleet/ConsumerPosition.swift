@@ -79,12 +79,8 @@ public struct ConsumerPosition: Sendable, Hashable {
     /// another writer holds the lock now.
     package static func readSettled(consumer: String, in store: HistoryStore) throws(SearchlightError) -> ConsumerPosition? {
         let path = store.dbPool.path
-        let busyTimeout = Int32(clamping: Int64(store.configuration.busyTimeout.seconds * 1000))
         return try SearchlightError.catching("cannot read the history position of \(path)") {
-            try store.dbPool.writeWithoutTransaction { db -> ConsumerPosition? in
-                let connection = db.sqliteConnection
-                sqlite3_busy_timeout(connection, 0)
-                defer { sqlite3_busy_timeout(connection, busyTimeout) }
+            try withoutWaiting(store) { db -> ConsumerPosition? in
                 var position: ConsumerPosition?
                 do {
                     try db.inTransaction(.immediate) {
@@ -109,12 +105,8 @@ public struct ConsumerPosition: Sendable, Hashable {
     package static func checkpoint(_ store: HistoryStore) async throws(SearchlightError) -> Bool {
         try await DedicatedThread.run(name: "searchlight.fleet.checkpoint") { _ throws(SearchlightError) in
             let path = store.dbPool.path
-            let busyTimeout = Int32(clamping: Int64(store.configuration.busyTimeout.seconds * 1000))
             return try SearchlightError.catching("cannot checkpoint \(path)") {
-                try store.dbPool.writeWithoutTransaction { db -> Bool in
-                    let connection = db.sqliteConnection
-                    sqlite3_busy_timeout(connection, 0)
-                    defer { sqlite3_busy_timeout(connection, busyTimeout) }
+                try withoutWaiting(store) { db -> Bool in
                     do {
                         let (log, done) = try db.checkpoint(.truncate)
                         return log == done
@@ -123,6 +115,18 @@ public struct ConsumerPosition: Sendable, Hashable {
                     }
                 }
             }
+        }
+    }
+
+    /// Runs `body` on the writer connection of `store` with SQLite's busy timeout at zero (a
+    /// lock held elsewhere fails at once with `SQLITE_BUSY`), and the store's own timeout back
+    /// after it.
+    private static func withoutWaiting<T>(_ store: HistoryStore, _ body: (Database) throws -> T) throws -> T {
+        let busyTimeout = Int32(clamping: Int64(store.configuration.busyTimeout.seconds * 1000))
+        return try store.dbPool.writeWithoutTransaction { db in
+            sqlite3_busy_timeout(db.sqliteConnection, 0)
+            defer { sqlite3_busy_timeout(db.sqliteConnection, busyTimeout) }
+            return try body(db)
         }
     }
 
