@@ -89,21 +89,9 @@ public final class IndexFleetMember: FleetMember {
         await letGo()
     }
 
-    /// What a member holds open, handed to the thread that closes it.
-    private final class Held: Sendable {
-        let open: Mutex<Open?>
-        init(_ open: Open) { self.open = Mutex(open) }
-    }
-
-    /// Drops the store and its indexer on a thread of their own: closing the connections is
-    /// blocking SQLite work, as opening them is, and must not hold a thread of the cooperative
-    /// pool.
+    /// Drops the store and its indexer on a thread of their own.
     private func letGo() async {
-        guard let held = open.withLock({ current -> Held? in
-            defer { current = nil }
-            return current.map(Held.init)
-        }) else { return }
-        await DedicatedThread.run(name: "searchlight.fleet.close") { _ in held.open.withLock { $0 = nil } }
+        await DedicatedThread.letGo(takingFrom: open, name: "searchlight.fleet.close")
     }
 
     /// The store and its indexer, opened on a thread of their own the first time.

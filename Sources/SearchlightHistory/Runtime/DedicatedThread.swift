@@ -39,6 +39,25 @@ package enum DedicatedThread {
     }
 }
 
+extension DedicatedThread {
+    /// Takes the value out of `holder` and lets it go on a thread of its own, where its last
+    /// reference is dropped: closing a store's SQLite connections is blocking work, as opening
+    /// them is, and must not hold a thread of the cooperative pool. (A fleet member's release.)
+    package static func letGo<T: Sendable>(takingFrom holder: borrowing Mutex<T?>, name: String) async {
+        guard let handoff = holder.withLock({ current -> Handoff<T>? in
+            defer { current = nil }
+            return current.map(Handoff.init)
+        }) else { return }
+        await run(name: name) { _ in handoff.value.withLock { $0 = nil } }
+    }
+
+    /// A value handed to the thread that drops it.
+    private final class Handoff<T: Sendable>: Sendable {
+        let value: Mutex<T?>
+        init(_ value: T) { self.value = Mutex(value) }
+    }
+}
+
 /// Long-lived threads for ``DedicatedThread``: as many as calls in flight, kept while they are
 /// used.
 package final class WorkerThreads: Sendable {

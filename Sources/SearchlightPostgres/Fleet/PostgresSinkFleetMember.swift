@@ -95,20 +95,9 @@ public final class PostgresSinkFleetMember: FleetMember {
         await letGo()
     }
 
-    /// What a member holds open, handed to the thread that closes it.
-    private final class Held: Sendable {
-        let sink: Mutex<PostgresSink?>
-        init(_ sink: PostgresSink) { self.sink = Mutex(sink) }
-    }
-
-    /// Drops the sink and its store on a thread of their own: closing the SQLite connections is
-    /// blocking work, as opening them is, and must not hold a thread of the cooperative pool.
+    /// Drops the sink and its store on a thread of their own.
     private func letGo() async {
-        guard let held = sink.withLock({ current -> Held? in
-            defer { current = nil }
-            return current.map(Held.init)
-        }) else { return }
-        await DedicatedThread.run(name: "searchlight.fleet.close") { _ in held.sink.withLock { $0 = nil } }
+        await DedicatedThread.letGo(takingFrom: sink, name: "searchlight.fleet.close")
     }
 
     /// The sink, its database opened again (on a thread of its own) after a release. A file
