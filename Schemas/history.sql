@@ -9,7 +9,8 @@
 -- tables are created: a process that opened the database before an uninstall, or before an
 -- uninstall and a new init, finds another one or none, and stops), and what capture healing
 -- keeps (captureStatus, captureVersion, captureSchemaVersion, declaredModel, captureRootPages,
--- resyncThroughToken). The index keeps its own state in searchlight_index_state
+-- resyncThroughToken), and walFills (a counter a store opening a database whose WAL is empty
+-- writes, instead of the table GRDB would create and drop). The index keeps its own state in searchlight_index_state
 -- (Schemas/index.sql).
 CREATE TABLE "searchlight_meta" (
   "key" TEXT PRIMARY KEY NOT NULL,

@@ -15,7 +15,8 @@ from an older point throws historyExpired), installationID (a random id written 
 tables are created: a process that opened the database before an uninstall, or before an
 uninstall and a new init, finds another one or none, and stops), and what capture healing
 keeps (captureStatus, captureVersion, captureSchemaVersion, declaredModel, captureRootPages,
-resyncThroughToken). The index keeps its own state in searchlight_index_state
+resyncThroughToken), and walFills (a counter a store opening a database whose WAL is empty
+writes, instead of the table GRDB would create and drop). The index keeps its own state in searchlight_index_state
 (Schemas/index.sql).""",
     "searchlight_conflict": """The rows a REPLACE may delete for colliding on a unique key other than the primary key,
 kept by the capture triggers between a statement row's BEFORE and AFTER triggers (history

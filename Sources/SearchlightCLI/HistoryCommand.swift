@@ -64,7 +64,7 @@ struct HistoryCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try options.openStore()
+        let store = try options.openStore(readOnly: true)
         var start: HistoryRequest.Start = .oldest
         if let after { start = .token(HistoryToken(after)) }
         if let since { start = .date(Self.parseDate(since)!) }

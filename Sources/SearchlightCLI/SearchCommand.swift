@@ -95,7 +95,7 @@ struct SearchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = try options.openStore()
+        let store = try options.openStore(readOnly: true)
         let index = SearchIndex(store: store)
         let entitySet = entities.isEmpty ? nil : Set(entities)
         let limit = self.limit == 0 ? nil : self.limit

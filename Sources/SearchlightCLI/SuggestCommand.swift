@@ -33,7 +33,7 @@ struct SuggestCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = try options.openStore()
+        let store = try options.openStore(readOnly: true)
         let suggestions = try SearchIndex(store: store).suggest(words.joined(separator: " "), limit: limit, typos: typos)
         switch format {
         case .json:

@@ -36,6 +36,12 @@ public final class HistoryStore: Sendable {
         /// How often the change watcher checks for commits when no file event arrives (a
         /// fallback for file systems without inotify events).
         public var watcherFallbackInterval: Duration = .milliseconds(250)
+        /// Whether the store only reads. Opening it changes nothing in the database (no WAL
+        /// setup, no heal of capture) and it never waits for another process's write lock:
+        /// for searches and history listings while the app writes. It cannot install a model
+        /// (`invalidArgument`), and its writes fail with `readOnly`. Capture is checked, and
+        /// healed after a migration, by the stores that write (the indexer's, `watch`'s).
+        public var readOnly = false
 
         public init() {}
     }
@@ -67,8 +73,17 @@ public final class HistoryStore: Sendable {
     ///   `schemaMismatch`, `notInstalled`…). On error nothing is changed.
     public convenience init(path: String, model: SearchlightModel? = nil, configuration: Configuration = .init()) throws(SearchlightError) {
         if path.isEmpty { throw SearchlightError(.invalidArgument, "invalid database path: it is empty") }
-        if !configuration.createIfMissing && !FileManager.default.fileExists(atPath: path) {
+        if (configuration.readOnly || !configuration.createIfMissing) && !FileManager.default.fileExists(atPath: path) {
             throw SearchlightError(.databaseNotFound, "no database at \(UserText.shown(path, limit: 200))")
+        }
+        if configuration.readOnly {
+            if model != nil { throw SearchlightError(.invalidArgument, "a read-only store cannot install a model: open it for writing") }
+            let identity = FileIdentity(path: path)
+            let dbPool = try SearchlightError.catching("cannot open database at \(path)") {
+                try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
+            }
+            try self.init(dbPool: dbPool, model: nil, configuration: configuration, fileIdentity: identity ?? FileIdentity(path: path))
+            return
         }
         // SQLite in WAL mode writes the database and creates files beside it (-wal, -shm):
         // say so at open, rather than failing later in the middle of a write.
@@ -85,10 +100,49 @@ public final class HistoryStore: Sendable {
         // Opening a pool switches the file to WAL: first check, read-only, that there is
         // something to open (a setup, or a model that fits), so that a refusal changes nothing.
         if FileManager.default.fileExists(atPath: path) { try Self.checkBeforeOpening(path, model: model) }
+        let primer = try SearchlightError.catching("cannot open database at \(path)") { try Self.fillWAL(path, configuration) }
+        defer { try? primer?.close() }
         let dbPool = try SearchlightError.catching("cannot open database at \(path)") {
             try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
         }
         try self.init(dbPool: dbPool, model: model, configuration: configuration, fileIdentity: identity ?? FileIdentity(path: path))
+    }
+
+    /// GRDB opens a pool for writing by creating and dropping a table whenever the WAL is
+    /// missing or empty (the first open after the last connection closed), so that its readers
+    /// find one. That changed the app's schema version at every such open (SQLite prepares the
+    /// app's statements again) and set off a check of capture, in a write transaction. For a
+    /// database in WAL mode that Searchlight set up, one row of ours written first fills the WAL
+    /// instead. Returns that connection, to close once the pool is open (closing it before
+    /// would empty the WAL again); nil when there was nothing to do. It waits for the write
+    /// lock as GRDB's table would have.
+    private static func fillWAL(_ path: String, _ configuration: Configuration) throws -> DatabaseQueue? {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int, size > 0 { return nil }
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var connection = GRDB.Configuration()
+        connection.busyMode = .timeout(configuration.busyTimeout.seconds)
+        connection.label = "searchlight.wal"
+        let queue = try DatabaseQueue(path: path, configuration: connection)
+        do {
+            let filled = try queue.inDatabase { db -> Bool in
+                guard try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal", try db.tableExists("searchlight_meta") else { return false }
+                // A value that changes: SQLite writes no page for a row rewritten as it was.
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: #"""
+                        INSERT OR REPLACE INTO "searchlight_meta"("key", "value")
+                        VALUES (?1, coalesce((SELECT "value" FROM "searchlight_meta" WHERE "key" = ?1), 0) + 1)
+                        """#, arguments: [MetaKey.walFills])
+                    return .commit
+                }
+                return true
+            }
+            if filled { return queue }
+        } catch {
+            try? queue.close()
+            throw error
+        }
+        try queue.close()
+        return nil
     }
 
     /// What opening would refuse, found through a read-only connection (which leaves the
@@ -149,7 +203,7 @@ public final class HistoryStore: Sendable {
         }
         notifier = HistoryNotifier(dbPool: dbPool, logger: configuration.logger, fallbackInterval: configuration.watcherFallbackInterval,
                                    fileIdentity: fileIdentity)
-        if model == nil {
+        if model == nil && !configuration.readOnly {
             // The schema may have changed while no Searchlight code ran (a migration remade a
             // table): heal capture now. If that fails, the store still opens: what can be read is.
             do {
@@ -159,6 +213,9 @@ public final class HistoryStore: Sendable {
             }
         }
     }
+
+    /// Whether the store was opened read-only (``Configuration/readOnly``).
+    public var isReadOnly: Bool { configuration.readOnly }
 
     /// The file the store opened (device and inode), to notice it was replaced.
     private let fileIdentity: FileIdentity?
@@ -219,6 +276,9 @@ public final class HistoryStore: Sendable {
     /// last check, and returns whether each entity's changes are recorded now and what renames
     /// were followed.
     ///
+    /// A read-only store (``Configuration/readOnly``) heals nothing: it returns the status as
+    /// the last check, by a store that writes, found it.
+    ///
     /// Healing (see ``CaptureStatus``) runs in a write transaction, and only when the schema
     /// changed since capture was last checked: an unchanged schema costs one read and never
     /// takes the write lock. A consumer that reads history in a read transaction of its own
@@ -226,7 +286,7 @@ public final class HistoryStore: Sendable {
     /// is recorded before it reads.
     public func healCapture() throws(SearchlightError) -> CaptureStatus {
         try SearchlightError.catching("cannot check capture") {
-            try healIfSchemaChanged() ?? dbPool.read { db in
+            try (configuration.readOnly ? nil : healIfSchemaChanged()) ?? dbPool.read { db in
                 try CaptureInstaller.storedStatus(db) ?? CaptureStatus(entities: [], followed: [])
             }
         }
@@ -271,6 +331,7 @@ public final class HistoryStore: Sendable {
     public static func databaseConfiguration(_ configuration: Configuration = .init()) -> GRDB.Configuration {
         var config = GRDB.Configuration()
         config.busyMode = .timeout(configuration.busyTimeout.seconds)
+        config.readonly = configuration.readOnly
         config.label = "searchlight"
         return config
     }
@@ -294,6 +355,7 @@ public final class HistoryStore: Sendable {
     /// - Throws: ``SearchlightError``: what SQLite reported, or ``SearchlightError/Code-swift.struct/bodyFailed``
     ///   with your closure's own error as its `underlyingError`.
     public func write<T>(author: String?, context: String? = nil, _ updates: (Database) throws -> T) throws(SearchlightError) -> T {
+        try checkWritable()
         let (result, token) = try Self.writing(author: author) {
             try dbPool.write { db in try recording(db, author: author, context: context) { try updates(db) } }
         }
@@ -303,6 +365,7 @@ public final class HistoryStore: Sendable {
 
     /// The async variant of ``write(author:context:_:)``.
     public func write<T: Sendable>(author: String?, context: String? = nil, _ updates: @escaping @Sendable (Database) throws -> T) async throws(SearchlightError) -> T {
+        try checkWritable()
         let (result, token): (T, HistoryToken?)
         do {
             (result, token) = try await dbPool.write { [self] db in try recording(db, author: author, context: context) { try updates(db) } }
@@ -311,6 +374,11 @@ public final class HistoryStore: Sendable {
         }
         if let token { notifier.publish(token) }
         return result
+    }
+
+    /// A read-only store says so before SQLite does.
+    private func checkWritable() throws(SearchlightError) {
+        if configuration.readOnly { throw SearchlightError(.readOnly, "\(dbPool.path) was opened read-only: open it for writing to write") }
     }
 
     private static func writing<T>(author: String?, _ body: () throws -> T) throws(SearchlightError) -> T {

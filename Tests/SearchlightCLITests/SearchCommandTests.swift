@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import SearchlightTestSupport
 
@@ -28,6 +29,29 @@ import SearchlightTestSupport
         }
         let hit = (try await json(["search", "--db", db.path, "数据"])["hits"] as! [[String: Any]])[0]
         #expect((hit["snippet"] as! String).contains("CoreData持久化[数据]"), "\(hit)")
+    }
+
+    /// `search`, `suggest` and `history` only read: while the app holds its write lock they
+    /// answer at once (they used to wait 10 s and fail "database is locked"), and they change
+    /// nothing in the database (they used to bump its schema version on every run).
+    @Test func readingCommandsNeitherWaitForTheAppNorChangeTheDatabase() async throws {
+        let db = try await indexed()
+        let before = try db.shell("PRAGMA schema_version")
+        for _ in 0..<2 { #expect(try await CLI.run(["search", "--db", db.path, "kernel"]).status == 0) }
+        #expect(try db.shell("PRAGMA schema_version") == before)
+        // The app's connection holds the write lock while the commands run.
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let app = try DatabaseQueue(path: db.path, configuration: configuration)
+        try app.inDatabase { try $0.execute(sql: "BEGIN IMMEDIATE; INSERT INTO notes(id, title) VALUES (12, 'kernel of truth')") }
+        for arguments in [["search", "--db", db.path, "kernel"], ["suggest", "--db", db.path, "ker"], ["history", "--db", db.path, "--limit", "1"]] {
+            let result = try await CLI.run(arguments)
+            #expect(result.status == 0 && !result.stderr.contains("locked"), "\(arguments[0]): \(result.stderr)")
+        }
+        try app.inDatabase { try $0.execute(sql: "COMMIT") }
+        try app.close()
+        #expect(try db.shell("SELECT count(*) FROM notes WHERE id = 12") == "1\n")
+        #expect(try db.shell("PRAGMA schema_version") == before)
     }
 
     @Test func fieldFiltersInUserText() async throws {

@@ -92,6 +92,16 @@ package enum IndexState {
     /// Runs ``migrate(_:store:)`` in its own write if the table is missing or old.
     package static func migrateIfNeeded(_ store: HistoryStore) throws {
         let current = try store.databaseWriter.read { db in try isInstalled(db) && (try get(db, .schemaVersion, as: Int.self)) == currentVersion }
+        if !current && store.isReadOnly {
+            // Nothing can be set up or upgraded through a read-only store: say what would.
+            try store.databaseWriter.read { db in
+                try store.checkInstalled(in: db)
+                if try isInstalled(db) {
+                    throw SearchlightError(.indexNotBuilt, "the index was built by an older release of Searchlight: run the indexer once to upgrade it")
+                }
+                throw SearchlightError(.indexNotBuilt, "the index has not been built yet: run the indexer first")
+            }
+        }
         if !current {
             try store.databaseWriter.write { db in
                 // Only an install creates Searchlight's tables: not after an uninstall.

@@ -210,6 +210,9 @@ package enum MetaKey: String, DatabaseValueConvertible {
     /// before an uninstall and a new `init` tells the new setup from the one it opened.
     /// (Databases set up before it existed have none until they are set up again.)
     case installationID
+    /// How many times a store filled an empty WAL when it opened (see `HistoryStore`): a
+    /// write of our own instead of GRDB's table created and dropped.
+    case walFills
     /// The database's id as a source of history (``HistoryStore/sourceID()``): given at
     /// install, or when first asked for in a database set up before it existed.
     case sourceID
