@@ -21,7 +21,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Every database whose file name matches this pattern, in one folder (quoted: 'tenants/*.sqlite').")
     var dbs: String?
 
-    @Option(help: "With --dbs: databases that index at once.")
+    @Option(parsing: .unconditional, help: "With --dbs: databases that index at once.")
     var concurrency: Int = 4
 
     @Option(help: "Log level on stderr (trace, debug, info, notice, warning, error, critical).")

@@ -33,13 +33,13 @@ struct SinkCommand: AsyncParsableCommand {
     @Flag(help: "Catch up, print one line, and exit (not with --dbs).")
     var once = false
 
-    @Option(help: "Transactions per batch.")
+    @Option(parsing: .unconditional, help: "Transactions per batch.")
     var batchSize = 500
 
-    @Option(help: "With --dbs: PostgreSQL connections of the whole process.")
+    @Option(parsing: .unconditional, help: "With --dbs: PostgreSQL connections of the whole process.")
     var connections = 4
 
-    @Option(help: "With --dbs: sources that work at once.")
+    @Option(parsing: .unconditional, help: "With --dbs: sources that work at once.")
     var concurrency = 4
 
     func validate() throws {

@@ -97,6 +97,8 @@ import SearchlightTestSupport
         (["--dbs", "a/*.sqlite", "--db", "b.sqlite"], 2, "either --db or --dbs"),
         (["--dbs", "some/"], 1, "names a folder"),
         (["--dbs", "a/*.sqlite", "--concurrency", "1000000"], 2, "--concurrency must be from 1 to 256"),
+        // A negative number is a value, not an option: the range is told, not "missing value".
+        (["--dbs", "a/*.sqlite", "--concurrency", "-1"], 2, "--concurrency must be from 1 to 256"),
     ])
     func badFleetArgumentsAreToldInOneLine(arguments: [String], status: Int32, message: String) async throws {
         let result = try await CLI.run(["watch"] + arguments)

@@ -65,10 +65,15 @@ struct PostgresFleetCommandTests {
             ["sink", "--db", "a.sqlite", "--dbs", "*.sqlite", "--postgres", "postgres://x@y/z"],
             ["sink", "--dbs", "*.sqlite", "--postgres", "postgres://x@y/z", "--connections", "0"],
             ["sink", "--dbs", "*.sqlite", "--postgres", "postgres://x@y/z", "--once"],
+            // Negative numbers are values: their range is told, not "missing value".
+            ["sink", "--dbs", "*.sqlite", "--postgres", "postgres://x@y/z", "--connections", "-1"],
+            ["sink", "--dbs", "*.sqlite", "--postgres", "postgres://x@y/z", "--concurrency", "-1"],
+            ["sink", "--db", "a.sqlite", "--postgres", "postgres://x@y/z", "--batch-size", "-1"],
         ]
         for arguments in cases {
             let result = try await PostgresCLI.run(arguments)
             #expect(result.status == 2 && result.stderrLines.count == 1, "\(arguments): \(result.stderr)")
+            if arguments.last == "-1" { #expect(result.stderr.contains("must be"), "\(arguments): \(result.stderr)") }
         }
     }
 
