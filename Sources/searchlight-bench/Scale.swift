@@ -78,7 +78,7 @@ enum Scale {
             let store = try HistoryStore(dbPool: pool, model: model)
             try Indexer(store: store).indexPendingChanges()
             try pool.close()
-            let run = try timed([searchlight, "verify", "--db", path, "--log-level", "error"], output: "/dev/null")
+            let run = try timed([searchlight, "verify", "--db", path, "--log-level", "error"], output: path + ".verify-output")
             peaks.append(run.peakMB)
             figures.append(Figure("8 at scale", "verify peak RSS, \(count) rows of 4 KB", unit: "MB", ours: run.peakMB,
                                   target: "≤ 100 MB", met: run.peakMB <= 100))
@@ -142,6 +142,9 @@ enum Scale {
 
     /// Runs a command as a whole process, its output to `output`, and reads its wall time and
     /// peak RSS from `/usr/bin/time` (a child's own `ru_maxrss` would include this process's).
+    /// `output` must be a regular file of the run's own: it is created, or replaced (never name
+    /// `/dev/null` here: `createFile` replaces a file by renaming a new one over it, and a run as
+    /// root once turned `/dev/null` into a regular file).
     static func timed(_ command: [String], output: String) throws -> (seconds: Double, peakMB: Double) {
         let report = output + ".time"
         let process = Process()
