@@ -33,7 +33,7 @@ import SearchlightTestSupport
 
     /// Waits (bounded) until a search of `path` finds `word`: the fleet indexed it.
     static func indexed(_ path: String, _ word: String) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + .seconds(600)
         while ContinuousClock.now < deadline {
             let result = try await CLI.run(["search", "--db", path, word, "--format", "jsonl"])
             if result.status == 0, result.stdout.contains(word) { return true }

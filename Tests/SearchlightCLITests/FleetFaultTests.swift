@@ -88,7 +88,7 @@ import SearchlightTestSupport
     /// the `sqlite3` shell reads them (id → title) and the documents as `search` finds them (an id
     /// found twice is kept twice, as a mismatch).
     static func caughtUp(_ tenant: String) async throws -> (rows: [String: String], documents: [String: String], errors: String) {
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + .seconds(600)
         var rows: [String: String] = [:], documents: [String: String] = [:], errors = ""
         repeat {
             let read = await Subprocess.start(["sqlite3", "-cmd", ".timeout 20000", "-json", tenant, "SELECT id, title FROM notes"],

@@ -63,7 +63,9 @@ import SearchlightTestSupport
         let member = StoppingMember()
         let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { _ throws(SearchlightError) in member }
         let following = Task { await fleet.run() }
-        let deadline = ContinuousClock.now + .seconds(120)
+        // A bound against a hang, not a latency: in a full run every test shares the pool's two
+        // threads with hundreds of others, and a turn took over 120 s to start once.
+        let deadline = ContinuousClock.now + .seconds(600)
         while !member.started.withLock({ $0 }) {
             try #require(ContinuousClock.now < deadline, "the turn never started")
             try await Task.sleep(for: .milliseconds(5))
@@ -86,7 +88,7 @@ import SearchlightTestSupport
         }
         let running = Task { await fleet.run() }
         // Each quiet member needs 3 turns; the busy one never catches up.
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             while journal.turns.withLock({ turns in ["a", "b", "c"].contains { name in turns.filter { $0 == name }.count < 3 } }) {
                 try await Task.sleep(for: .milliseconds(5))
             }
@@ -118,7 +120,7 @@ import SearchlightTestSupport
             return FakeMember(name: name, journal: journal, work: 1)
         }
         let running = Task { await fleet.run() }
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             while !journal.turns.withLock({ $0.contains("good") && $0.contains("bad") }) { try await Task.sleep(for: .milliseconds(5)) }
         }
         let members = fleet.members()
@@ -145,12 +147,12 @@ import SearchlightTestSupport
             return member
         }
         let running = Task { await fleet.run() }
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             while members.withLock({ $0["idle"]?.releases.withLock { $0 } ?? 0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
         }
         // The busy member has been working all along, and took turns after the idle one's release.
         let turnsBefore = journal.turns.withLock { $0.filter { $0 == "busy" }.count }
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             while journal.turns.withLock({ $0.filter { $0 == "busy" }.count }) < turnsBefore + 10 { try await Task.sleep(for: .milliseconds(1)) }
         }
         running.cancel()
@@ -200,7 +202,7 @@ import SearchlightTestSupport
             return member
         }
         let running = Task { await fleet.run() }
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             while members.withLock({ $0.count < 20 || $0.contains { $0.done.withLock { $0 } < $0.work } }) || fleet.statistics().openMembers > 3
                     || counter.open.withLock({ $0.now }) > 3 {
                 try await Task.sleep(for: .milliseconds(5))
@@ -271,7 +273,7 @@ import SearchlightTestSupport
             throw SearchlightError(.databaseError, "database disk image is malformed")
         }
         let running = Task { await fleet.run() }
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             while fleet.members().first?.failures != 1 { try await Task.sleep(for: .milliseconds(5)) }
         }
         // Writes to the member's WAL, as its opens and its app make: none is a retry.
@@ -285,7 +287,7 @@ import SearchlightTestSupport
         // A file created after the writes, once a member, says that the watcher handled every
         // event before it (it reads them in order).
         FileManager.default.createFile(atPath: directory + "/probe.db", contents: Data())
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             while !fleet.members().contains(where: { $0.path.hasSuffix("/probe.db") }) { try await Task.sleep(for: .milliseconds(5)) }
         }
         running.cancel()

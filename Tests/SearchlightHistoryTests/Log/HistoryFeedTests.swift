@@ -154,7 +154,7 @@ import SearchlightTestSupport
         #expect(try store.fetchTransactions(.all).count == 1)
         try HistoryStore(path: database.path).uninstall()
         let error = await #expect(throws: SearchlightError.self) {
-            try await withTimeout(120) {
+            try await withTimeout(600) {
                 var feed = store.history(.all, follow: true).makeAsyncIterator()
                 _ = try await feed.next()
             }

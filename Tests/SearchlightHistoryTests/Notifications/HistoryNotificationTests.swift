@@ -63,7 +63,7 @@ import SearchlightTestSupport
         // fallback poll if the commit came before it watched). Either way it watches from then on.
         try db.shell("INSERT INTO notes(id, title) VALUES (1, 'from another process');")
         let first = try store.currentToken()
-        #expect(await Self.firstToken(updates, reaching: first, timeout: .seconds(120)) == first, "the watcher runs")
+        #expect(await Self.firstToken(updates, reaching: first, timeout: .seconds(600)) == first, "the watcher runs")
         try db.shell("INSERT INTO notes(id, title) VALUES (2, 'from another process');")
         let head = try store.currentToken()
         #expect(head > first)
@@ -84,6 +84,6 @@ import SearchlightTestSupport
         #expect(transactions.count == 1, "the untracked writes recorded nothing")
         let head = try store.currentToken()
         #expect(transactions.first?.token == head)
-        #expect(await Self.firstToken(updates, reaching: .zero, timeout: .seconds(120)) == head, "the first token delivered is the tracked commit's")
+        #expect(await Self.firstToken(updates, reaching: .zero, timeout: .seconds(600)) == head, "the first token delivered is the tracked commit's")
     }
 }

@@ -82,7 +82,7 @@ struct ConcurrentSinkTests {
         if written.status != 0 { failures.append("the writer exited \(written.status): \(written.stderr.prefix(300))") }
         // Both follow to the head (bounded: a guard against hangs, not a latency assertion).
         let head = try source.headToken()
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + .seconds(600)
         while ContinuousClock.now < deadline, ((try? await postgres.checkpoint(id))?.token ?? 0) < head {
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -175,7 +175,7 @@ struct SinkServerFaultTests {
     func waitUntilCaughtUp(_ source: FaultSource, id: String, postgres: FaultPostgres, sink: FaultProcess,
                            failures: inout [String], after: String) async throws {
         let head = try source.headToken()
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + .seconds(600)
         while ContinuousClock.now < deadline {
             if !sink.isRunning {
                 failures.append("the following sink exited after \(after): \(sink.stderr.suffix(800))")

@@ -46,7 +46,7 @@ struct SourceIdentityTests {
             let sink = source.follow(postgres)
             try await write(source, log: log, seconds: 0.7, seed: seed &+ UInt64(10 + round))
             let head = try source.headToken()
-            let deadline = ContinuousClock.now + .seconds(120)
+            let deadline = ContinuousClock.now + .seconds(600)
             while ContinuousClock.now < deadline, sink.isRunning, (try? await postgres.checkpoint(id)?.token ?? 0) ?? 0 < head {
                 try await Task.sleep(for: .milliseconds(50))
             }

@@ -87,10 +87,10 @@ import SearchlightTestSupport
     /// go on (`release`), and returns the error the task ends with.
     static func cancel<T: Sendable>(_ task: Task<T, any Error>, whenHeld reached: DispatchSemaphore,
                                     release: DispatchSemaphore) async throws -> SearchlightError? {
-        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
+        try await withTimeout(600) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
         task.cancel()
         release.signal()
-        return await #expect(throws: SearchlightError.self) { try await withTimeout(120) { try await task.value } }
+        return await #expect(throws: SearchlightError.self) { try await withTimeout(600) { try await task.value } }
     }
 
     /// Cancelling the task stops the rebuild after the chunk in flight: that chunk commits,

@@ -24,13 +24,13 @@ import SearchlightTestSupport
         let updates = indexer.updates()
         let following = Task { try await indexer.run() }
         try db.shell("INSERT INTO notes(id, title) VALUES (1, 'followed by run');")
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             for await update in updates where try indexer.indexedToken() >= store.currentToken() { _ = update; return }
         }
         #expect(try SearchIndex(store: store).search("followed").hits.count == 1)
         #expect(indexer.isIndexing)
         following.cancel()
-        try await withTimeout(120) { try await following.value }
+        try await withTimeout(600) { try await following.value }
         #expect(!indexer.isIndexing, "run() stopped the indexer on cancellation")
     }
 
@@ -43,13 +43,13 @@ import SearchlightTestSupport
         let updates = indexer.updates()
         let following = Task { try await HistoryFollower(indexer, store: store, pollInterval: .seconds(60)).run() }
         try db.shell("INSERT INTO notes(id, title) VALUES (1, 'followed by the runtime');")
-        try await withTimeout(120) {
+        try await withTimeout(600) {
             for await update in updates where try indexer.indexedToken() >= store.currentToken() { _ = update; return }
         }
         #expect(try SearchIndex(store: store).search("runtime").hits.count == 1)
         #expect(!indexer.isIndexing, "start() was not called")
         following.cancel()
-        try await withTimeout(120) { try await following.value }
+        try await withTimeout(600) { try await following.value }
         #expect(indexer.classify(SearchlightError(.notInstalled, "uninstalled")) == .permanent)
         #expect(indexer.classify(SearchlightError(.bodyFailed, "a builder threw")) == .transient)
     }
@@ -65,11 +65,11 @@ import SearchlightTestSupport
             do throws(SearchlightError) { try await indexer.waitUntilFollowingEnds(); return nil } catch { return error }
         }
         waiting.cancel()
-        let error = try await withTimeout(120) { await waiting.value }
+        let error = try await withTimeout(600) { await waiting.value }
         #expect(error?.code == .cancelled, "\(String(describing: error))")
         #expect(indexer.isIndexing)
         try db.shell("INSERT INTO notes(id, title) VALUES (1, 'still followed');")
-        try await indexer.waitUntilCaughtUp(timeout: .seconds(120))
+        try await indexer.waitUntilCaughtUp(timeout: .seconds(600))
         #expect(try SearchIndex(store: store).search("followed").hits.count == 1)
         await indexer.stop()
     }
@@ -90,11 +90,11 @@ import SearchlightTestSupport
         Thread {
             try? blocker.inTransaction(.immediate) { _ in locked.signal(); release.wait(); return .rollback }
         }.start()
-        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { locked.wait(); c.resume() } } }
+        try await withTimeout(600) { await withCheckedContinuation { c in DispatchQueue.global().async { locked.wait(); c.resume() } } }
         let error = await #expect(throws: SearchlightError.self) { try await indexer.waitUntilCaughtUp(timeout: .milliseconds(200)) }
         #expect(error?.code == .timedOut, "\(error?.message ?? "-")")
         release.signal()
-        try await indexer.waitUntilCaughtUp(timeout: .seconds(120))
+        try await indexer.waitUntilCaughtUp(timeout: .seconds(600))
         #expect(try SearchIndex(store: store).search("late").hits.count == 1)
     }
 
@@ -118,11 +118,11 @@ import SearchlightTestSupport
         }
         let indexer = try Indexer(store: store, configuration: configuration)
         indexer.start()
-        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
+        try await withTimeout(600) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
         let stopping = Task { await indexer.stop() }
         while indexer.isIndexing { try await Task.sleep(for: .milliseconds(1)) } // stop() has cancelled the task
         release.signal()
-        try await withTimeout(120) { await stopping.value }
+        try await withTimeout(600) { await stopping.value }
         let stopped = try Self.rebuildState(store)
         #expect(stopped.generation == nil, "stopped before the swap")
         #expect(stopped.owner == nil, "the lease is released on stop")
@@ -200,14 +200,14 @@ import SearchlightTestSupport
         try f.insertNote(2, title: "unreached")
         let target = try f.store.currentToken()
         f.indexer.start()
-        try await withTimeout(120) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
+        try await withTimeout(600) { await withCheckedContinuation { c in DispatchQueue.global().async { reached.wait(); c.resume() } } }
         // A wait for note 2, which the indexer will not reach before it stops.
         let waiting = Task { try await f.indexer.waitUntilCaughtUp() }
-        try await withTimeout(120) { while f.indexer.waiterCount == 0 { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTimeout(600) { while f.indexer.waiterCount == 0 { try await Task.sleep(for: .milliseconds(1)) } }
         let stopping = Task { await f.indexer.stop() }
         while f.indexer.isIndexing { try await Task.sleep(for: .milliseconds(1)) } // stop() was asked
         release.signal() // the batch in flight (note 1) commits; no batch follows
-        try await withTimeout(120) { await stopping.value }
+        try await withTimeout(600) { await stopping.value }
         // The wait ends with the stop (a bound against hangs, not a latency goal).
         let error = await #expect(throws: SearchlightError.self) {
             try await withTimeout(60) { try await withTaskCancellationHandler { try await waiting.value } onCancel: { waiting.cancel() } }

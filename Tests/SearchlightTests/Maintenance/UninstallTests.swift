@@ -122,11 +122,11 @@ import SearchlightTestSupport
         indexer.start()
         defer { Task { await indexer.stop() } }
         try db.shell("INSERT INTO notes(id, title) VALUES (4, 'followed');")
-        try await withTimeout(120) { try await indexer.waitUntilCaughtUp() }
+        try await withTimeout(600) { try await indexer.waitUntilCaughtUp() }
         #expect(try SearchIndex(store: store).search("followed").hits.count == 1)
 
         try Indexer.uninstall(from: HistoryStore(path: db.path))
-        let failure = try await withTimeout(120) { () async -> SearchlightError? in
+        let failure = try await withTimeout(600) { () async -> SearchlightError? in
             do { try await indexer.waitUntilFollowingEnds() } catch let error as SearchlightError { return error } catch { Issue.record(error) }
             return nil
         }
