@@ -78,6 +78,12 @@ public final class HistoryStore: Sendable {
         }
         if configuration.readOnly {
             if model != nil { throw SearchlightError(.invalidArgument, "a read-only store cannot install a model: open it for writing") }
+            // SQLite reads a WAL database through its -shm file and creates it, and an empty
+            // -wal, when no process has the database open: files owned by this user, which the
+            // database's owner might not be able to write, and then its app could not write.
+            if access(path, W_OK) != 0 && Self.isWAL(path) && !FileManager.default.fileExists(atPath: path + "-shm") {
+                throw SearchlightError(.readOnly, "\(UserText.shown(path, limit: 200)) is not writable by this user and no process has it open: reading it would create SQLite's -wal and -shm files as this user, which could keep its owner from writing; read it as its owner, or while its app has it open")
+            }
             let identity = FileIdentity(path: path)
             let dbPool = try SearchlightError.catching("cannot open database at \(path)") {
                 try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
@@ -108,6 +114,14 @@ public final class HistoryStore: Sendable {
         try self.init(dbPool: dbPool, model: model, configuration: configuration, fileIdentity: identity ?? FileIdentity(path: path))
     }
 
+    /// Whether the file's header says WAL (its read and write versions are 2).
+    private static func isWAL(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        return header[header.startIndex + 18] == 2 && header[header.startIndex + 19] == 2
+    }
+
     /// GRDB opens a pool for writing by creating and dropping a table whenever the WAL is
     /// missing or empty (the first open after the last connection closed), so that its readers
     /// find one. That changed the app's schema version at every such open (SQLite prepares the
@@ -125,7 +139,12 @@ public final class HistoryStore: Sendable {
         let queue = try DatabaseQueue(path: path, configuration: connection)
         do {
             let filled = try queue.inDatabase { db -> Bool in
-                guard try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal", try db.tableExists("searchlight_meta") else { return false }
+                guard try db.tableExists("searchlight_meta") else { return false }
+                // The pool switches a database in another journal mode to WAL: so does this
+                // connection, first (the switch itself leaves the schema version as it is).
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else { return false }
+                }
                 // A value that changes: SQLite writes no page for a row rewritten as it was.
                 try db.inTransaction(.immediate) {
                     try db.execute(sql: #"""

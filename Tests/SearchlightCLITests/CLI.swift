@@ -41,7 +41,7 @@ enum CLI {
     final class Watchdog: Sendable {
         private let state = Mutex((fired: false, cancelled: false))
 
-        init(_ running: Running, seconds: Double = 120) {
+        init(_ running: Running, seconds: Double = 600) {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
                 let fire = state.withLock { state in
                     state.fired = !state.cancelled && running.process.isRunning

@@ -220,6 +220,20 @@ import SearchlightTestSupport
         #expect(Self.changes(inJSONL: result.stdout) == ["insert 8"], "the lost transaction is never printed")
     }
 
+    /// An outsider's finding: a follower whose database file was deleted went silent forever
+    /// (`watch` ends with one line). It ends with one line too.
+    @Test func historyFollowEndsWithOneLineWhenItsFileIsDeleted() async throws {
+        let (db, model) = try CLI.workspace()
+        try await CLI.run(["init", "--db", db.path, "--model", model])
+        let follow = try await Self.startFollowing(db)
+        let watchdog = CLI.Watchdog(follow)
+        defer { watchdog.cancel() }
+        try FileManager.default.removeItem(atPath: db.path)
+        let result = try await CLI.finish(follow)
+        #expect(!watchdog.fired, "the follower ended by itself")
+        #expect(result.status == 1 && result.stderrLines.count == 1 && result.stderr.contains("replaced or deleted"), "\(result.status) \(result.stderr)")
+    }
+
     /// Found by a black-box attack: the change watcher swallowed read errors, so a follower whose
     /// history table disappeared hung silently, then exited 0 on SIGTERM.
     @Test func historyFollowExitsNonZeroWhenHistoryCannotBeReadAnyMore() async throws {

@@ -54,6 +54,30 @@ import SearchlightTestSupport
         #expect(try db.shell("PRAGMA schema_version") == before)
     }
 
+    static var canSwitchUsers: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") && getpwnam("nobody") != nil && getpwnam("daemon") != nil
+    }
+
+    /// An outsider's finding: a search by a user who cannot write the database, in a folder
+    /// anyone may write, made SQLite create the -wal and -shm files as that user, and from then
+    /// on the database's owner could not write it. It is refused, and leaves nothing.
+    @Test(.enabled(if: Self.canSwitchUsers, "needs root, runuser and the users nobody and daemon"))
+    func aSearchByAUserWhoCannotWriteLeavesNothingThatStopsTheOwner() async throws {
+        let db = try await indexed()
+        chmod(db.directory.path, 0o1777)
+        #expect(chown(db.path, getpwnam("daemon")!.pointee.pw_uid, getpwnam("daemon")!.pointee.pw_gid) == 0)
+        chmod(db.path, 0o644)
+        try #require(!FileManager.default.fileExists(atPath: db.path + "-shm"), "nobody has the database open")
+        let search = try await CLI.run(["-u", "nobody", "--", CLI.binary.path, "search", "--db", db.path, "kernel"],
+                                       executable: URL(fileURLWithPath: "/usr/sbin/runuser"))
+        #expect(search.status == 1 && search.stderrLines.count == 1 && search.stderr.contains("not writable by this user"), "\(search.status) \(search.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: db.path + "-shm") && !FileManager.default.fileExists(atPath: db.path + "-wal"))
+        // The owner's app still writes.
+        let write = try await CLI.run(["-u", "daemon", "--", "/usr/bin/sqlite3", db.path, "INSERT INTO notes(id, title) VALUES (13, 'still writable')"],
+                                      executable: URL(fileURLWithPath: "/usr/sbin/runuser"))
+        #expect(write.status == 0, "\(write.stderr)")
+    }
+
     @Test func fieldFiltersInUserText() async throws {
         let db = try await indexed()
         #expect(((try await json(["search", "--db", db.path, "title:panic"]))["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int }.sorted() == [1, 11])

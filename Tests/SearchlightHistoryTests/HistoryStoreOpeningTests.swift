@@ -97,6 +97,19 @@ import SearchlightTestSupport
         #expect(try Shell.sqlite3(db.path, "PRAGMA schema_version") == before)
     }
 
+    /// A database the app set back to a rollback journal: opening it for writing switches it
+    /// to WAL again (as the pool always did), and still leaves the schema version as it was.
+    @Test func aRollbackJournalDatabaseIsSwitchedBackWithoutAChangeOfSchema() throws {
+        let db = try installed()
+        try Shell.sqlite3(db.path, "PRAGMA journal_mode=DELETE;")
+        let before = try Shell.sqlite3(db.path, "PRAGMA schema_version")
+        let store = try db.openStore(model: nil)
+        try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(title) VALUES ('more')") }
+        try store.databaseWriter.close()
+        #expect(try Shell.sqlite3(db.path, "PRAGMA journal_mode") == "wal\n")
+        #expect(try Shell.sqlite3(db.path, "PRAGMA schema_version") == before)
+    }
+
     @Test func anUnsetDatabaseIsNotInstalled() throws {
         let db = try TestDatabase()
         var configuration = HistoryStore.Configuration()

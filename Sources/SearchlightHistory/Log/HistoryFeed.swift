@@ -123,6 +123,9 @@ public struct HistoryFeed: AsyncSequence, Sendable {
                     }
                     if !page.matches.isEmpty { return page.matches }
                 case .following:
+                    // A file moved over the database or deleted ends the feed with
+                    // `databaseReplaced` (its watcher wakes it for that), as it ends `watch`.
+                    try feed.store.checkFileIdentity()
                     let page = try await Self.read(feed, after: cursor, through: nil, transactions: .max)
                     if let last = page.last {
                         cursor = last
