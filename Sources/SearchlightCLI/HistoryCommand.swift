@@ -10,7 +10,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(help: "Only transactions after this token.")
+    @Option(parsing: .unconditional, help: "Only transactions after this token.")
     var after: Int64?
 
     @Option(help: "Only transactions recorded after this date (ISO 8601).")
@@ -25,7 +25,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(help: "Only changes to this entity.")
     var entity: String?
 
-    @Option(help: "At most this many transactions (0: no limit). With --follow: the first ones of the backlog, then only transactions committed after the command started.")
+    @Option(parsing: .unconditional, help: "At most this many transactions (0: no limit). With --follow: the first ones of the backlog, then only transactions committed after the command started.")
     var limit: Int = 0
 
     /// How `history` prints transactions.

@@ -47,7 +47,7 @@ struct SearchCommand: ParsableCommand {
     @Option(name: .customLong("facet"), help: "Count the values of this attribute among all the matches (repeat for several).")
     var facets: [String] = []
 
-    @Option(help: "With --facet: the most frequent values shown per facet.")
+    @Option(parsing: .unconditional, help: "With --facet: the most frequent values shown per facet.")
     var facetLimit = 10
 
     /// How `search` prints hits.

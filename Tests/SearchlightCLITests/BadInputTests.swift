@@ -114,6 +114,9 @@ import SearchlightTestSupport
             (["init", "--db", db.directory.appendingPathComponent("new.sqlite").path, "--model", ""], 1, "invalid model file path: it is empty"),
             (["init", "--db", db.directory.appendingPathComponent("new.sqlite").path, "--model", db.directory.path], 1, "it is a directory"),
             (["status", "--db", ""], 1, "invalid database path: it is empty"),
+            // Negative numbers are values: their range is told, not "missing value".
+            (["history", "--db", db.path, "--limit", "-1"], 2, "--limit must not be negative"),
+            (["search", "--db", db.path, "kernel", "--facet-limit", "-1"], 2, "--facet-limit must be at least 1"),
         ]
         for (arguments, status, says) in cases {
             let result = try await CLI.run(arguments)
