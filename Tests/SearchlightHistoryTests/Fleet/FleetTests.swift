@@ -295,4 +295,51 @@ import SearchlightTestSupport
         let opens = attempts.withLock { $0[directory + "/bad.db"] ?? 0 }
         #expect(opens == 1, "opened again \(opens - 1) times by writes to its WAL")
     }
+
+    /// A member whose writer's commit becomes visible a while after the write the watcher saw.
+    final class LateCommitMember: FleetMember {
+        let visibleAt = Mutex<ContinuousClock.Instant?>(nil)
+        let looks = Mutex(0)
+        let steps = Mutex(0)
+        func hasPendingWork() async throws(SearchlightError) -> Bool {
+            looks.withLock { $0 += 1 }
+            guard let at = visibleAt.withLock({ $0 }) else { return false }
+            return ContinuousClock.now >= at && steps.withLock { $0 } < 2
+        }
+        func step() async throws(SearchlightError) -> Bool {
+            steps.withLock { $0 += 1 }
+            return true
+        }
+        func close() async {}
+    }
+
+    /// Found in a loaded CI run: a look that found nothing stopped the looks 300 ms after the
+    /// write, and a commit that became visible later (its writer descheduled) was not followed
+    /// until the tenant's next write. Here it becomes visible 700 ms after the write.
+    @Test func aCommitVisibleLateAfterItsWriteIsStillFollowed() async throws {
+        let directory = try Self.folder(["a.db"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let member = LateCommitMember()
+        var configuration = Fleet<LateCommitMember>.Configuration()
+        configuration.releaseIdleAfter = nil
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { _ throws(SearchlightError) in member }
+        let running = Task { await fleet.run() }
+        defer { running.cancel() }
+        // Readiness: the member's first turn (a new member works first) has ended.
+        try await withTimeout(600) {
+            while member.steps.withLock({ $0 }) == 0 || fleet.statistics().steps == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        member.visibleAt.withLock { $0 = ContinuousClock.now + .milliseconds(700) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/a.db"))
+        try handle.write(contentsOf: Data([1]))
+        try handle.close()
+        // Bounded against a miss, not a latency: without looks past 300 ms, it never steps again.
+        do {
+            try await withTimeout(600) { while member.steps.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) } }
+        } catch {
+            Issue.record("never followed: \(member.looks.withLock { $0 }) looks; \(fleet.statistics())")
+        }
+        running.cancel()
+        await running.value
+    }
 }
