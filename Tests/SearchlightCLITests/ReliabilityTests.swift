@@ -51,10 +51,14 @@ import SearchlightTestSupport
         var writerKills = 0
         for iteration in 0..<iterations {
             let watch = CLI.start(["watch", "--db", db.path, "--log-level", "error"])
-            let writer = Self.stress(["write", "--db", db.path, "--log", log, "--seconds", "1", "--count", "300", "--seed", "\(seed &+ UInt64(iteration))"])
+            // A writer to be killed writes until it is: with a run of 1 s, a loaded machine's
+            // sleep below outlasted it, and no writer was ever killed (a CI run).
+            let killsWriter = iteration % 3 == 0
+            let writer = Self.stress(["write", "--db", db.path, "--log", log, "--seconds", killsWriter ? "600" : "1", "--count", "300",
+                                      "--seed", "\(seed &+ UInt64(iteration))"])
             try await Task.sleep(for: .microseconds(UInt64.random(in: 100_000...900_000, using: &generator)))
             kill(watch.process.processIdentifier, SIGKILL)
-            if iteration % 3 == 0, writer.process.isRunning {
+            if killsWriter, writer.process.isRunning {
                 kill(writer.process.processIdentifier, SIGKILL)
                 writerKills += 1
             }
