@@ -50,6 +50,9 @@ struct SearchCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "With --facet: the most frequent values shown per facet.")
     var facetLimit = 10
 
+    @Option(parsing: .unconditional, help: "Count matches exactly up to this many per entity (0: no bound); past it, the total is a lower bound (\"10000+\"; JSON: \"totalRelation\": \"gte\").")
+    var countLimit = SearchIndex.Options().maximumCountedMatches
+
     /// How `search` prints hits.
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, json, jsonl, csv
@@ -64,6 +67,7 @@ struct SearchCommand: ParsableCommand {
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }
         if facetLimit < 1 { throw ValidationError("--facet-limit must be at least 1") }
+        if countLimit < 0 { throw ValidationError("--count-limit must not be negative") }
     }
 
     /// A hit as scripts read it.
@@ -96,7 +100,9 @@ struct SearchCommand: ParsableCommand {
 
     func run() throws {
         let store = try options.openStore(readOnly: true)
-        let index = SearchIndex(store: store)
+        var indexOptions = SearchIndex.Options()
+        indexOptions.maximumCountedMatches = countLimit == 0 ? Int.max : countLimit
+        let index = SearchIndex(store: store, options: indexOptions)
         let entitySet = entities.isEmpty ? nil : Set(entities)
         let limit = self.limit == 0 ? nil : self.limit
         let order = sort.map { SearchOrder.column($0, descending: !ascending) } ?? .relevance
@@ -110,6 +116,7 @@ struct SearchCommand: ParsableCommand {
         case .json:
             struct Page: Encodable {
                 var total: Int
+                var totalRelation: TotalRelation
                 var countsByEntity: [String: Int]
                 var rankedMatches: Int
                 var truncated: Bool
@@ -120,9 +127,10 @@ struct SearchCommand: ParsableCommand {
                 var correctionBounded: Bool
                 var facets: [SearchFacet]?
                 func encode(to encoder: any Encoder) throws {
-                    enum Key: String, CodingKey { case total, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, correctionBounded, facets }
+                    enum Key: String, CodingKey { case total, totalRelation, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, correctionBounded, facets }
                     var container = encoder.container(keyedBy: Key.self)
                     try container.encode(total, forKey: .total)
+                    try container.encode(totalRelation, forKey: .totalRelation) // "eq", or "gte": total is a lower bound
                     try container.encode(countsByEntity, forKey: .countsByEntity)
                     try container.encode(rankedMatches, forKey: .rankedMatches)
                     try container.encode(truncated, forKey: .truncated)
@@ -134,7 +142,7 @@ struct SearchCommand: ParsableCommand {
                     try container.encodeIfPresent(facets, forKey: .facets)    // only with --facet
                 }
             }
-            Output.machine(try Output.json(Page(total: results.total, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
+            Output.machine(try Output.json(Page(total: results.total, totalRelation: results.totalRelation, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
                                        truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation,
                                        corrections: results.corrections, correctionBounded: results.isCorrectionBounded, facets: results.facets)))
         case .jsonl:
@@ -153,8 +161,10 @@ struct SearchCommand: ParsableCommand {
                              Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
             }
             print(Output.table(rows))
-            let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
+            let atLeast = results.totalRelation == .atLeast
+            let byEntity = results.countsByEntity.sorted { $0.key < $1.key }
+                .map { "\($0.key) \(Output.count($0.value, atLeast: atLeast && $0.value >= index.options.maximumCountedMatches))" }.joined(separator: ", ")
+            print("\(results.hits.count) of \(Output.count(results.total, atLeast: atLeast)) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))"))
             if let explanation = results.explanation { print(explanation.message) }
             if !results.corrections.isEmpty { print(Self.describe(results.corrections)) }
             for facet in results.facets ?? [] { print(Self.footer(facet)) }
@@ -185,7 +195,7 @@ struct SearchCommand: ParsableCommand {
     func bounds(_ results: SearchResults) -> String? {
         var notes: [String] = []
         if results.isRankingCapped {
-            notes.append("Ranked the newest \(results.rankedMatches) of \(results.total) matches (at most \(SearchIndex.Options().maximumRankedMatches) per entity).")
+            notes.append("Ranked the newest \(Output.count(results.rankedMatches)) of \(Output.count(results.total, atLeast: results.totalRelation == .atLeast)) matches (at most \(SearchIndex.Options().maximumRankedMatches) per entity).")
         }
         if results.droppedTerms > 0 {
             notes.append("Searched the first \(SearchQuery.maximumTerms) terms: \(results.droppedTerms) more were left out.")

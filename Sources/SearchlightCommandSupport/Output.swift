@@ -94,6 +94,17 @@ package enum Output {
         try FileHandle.standardOutput.write(contentsOf: data)
     }
 
+    /// A count as people read it: `12,345`, and `10,000+` for a lower bound.
+    package static func count(_ value: Int, atLeast: Bool = false) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (offset, digit) in digits.enumerated() {
+            if offset > 0, (digits.count - offset) % 3 == 0 { grouped.append(",") }
+            grouped.append(digit)
+        }
+        return (value < 0 ? "-" : "") + grouped + (atLeast ? "+" : "")
+    }
+
     /// Text on one line, at most `width` characters.
     package static func clip(_ text: String, _ width: Int) -> String {
         let flat = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")

@@ -35,6 +35,9 @@ struct SearchCommand: AsyncParsableCommand {
     @Flag(help: "Treat the last word as a prefix (as-you-type).")
     var prefix = false
 
+    @Option(parsing: .unconditional, help: "Count matches exactly up to this many per entity (0: no bound); past it, the total is a lower bound (\"10000+\"; JSON: \"totalRelation\": \"gte\").")
+    var countLimit = PostgresSearch.Options().maximumCountedMatches
+
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, json, jsonl, csv
     }
@@ -46,6 +49,7 @@ struct SearchCommand: AsyncParsableCommand {
         if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
+        if countLimit < 0 { throw ValidationError("--count-limit must not be negative") }
     }
 
     /// A hit as scripts read it: the local command's fields, and the source.
@@ -70,9 +74,10 @@ struct SearchCommand: AsyncParsableCommand {
         var results: PostgresSearchResults
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case total, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation }
+            enum Key: String, CodingKey { case total, totalRelation, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(results.total, forKey: .total)
+            try container.encode(results.totalRelation, forKey: .totalRelation) // "eq", or "gte": the counts are lower bounds
             try container.encode(results.countsByEntity, forKey: .countsByEntity)
             try container.encode(results.countsBySource, forKey: .countsBySource)
             try container.encode(results.rankedMatches, forKey: .rankedMatches)
@@ -87,7 +92,9 @@ struct SearchCommand: AsyncParsableCommand {
         let endpoint = try PostgresEndpoint(url: postgres)
         let (text, asYouType, limit, offset) = (query, prefix, self.limit == 0 ? nil : self.limit, self.offset)
         let (sources, entities) = (self.sources.isEmpty ? nil : Set(self.sources), self.entities.isEmpty ? nil : Set(self.entities))
-        let results = try await PostgresSearch.withSearch(endpoint: endpoint) { search in
+        var options = PostgresSearch.Options()
+        options.maximumCountedMatches = countLimit == 0 ? Int.max : countLimit
+        let results = try await PostgresSearch.withSearch(endpoint: endpoint, options: options) { search in
             try await search.search(text, asYouType: asYouType, sources: sources, entities: entities, limit: limit, offset: offset)
         }
         switch format {
@@ -109,10 +116,12 @@ struct SearchCommand: AsyncParsableCommand {
                              Output.clip(hit.title ?? "", 30), Output.clip(hit.snippet, 80)])
             }
             print(Output.table(rows))
-            let byEntity = results.countsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            let bySource = results.countsBySource.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            print("\(results.hits.count) of \(results.total) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))")
-                  + (bySource.isEmpty ? "" : "; by source: \(bySource)"))
+            let atLeast = results.totalRelation == .atLeast
+            let byEntity = results.countsByEntity.sorted { $0.key < $1.key }
+                .map { "\($0.key) \(Output.count($0.value, atLeast: atLeast && $0.value >= options.maximumCountedMatches))" }.joined(separator: ", ")
+            let bySource = results.countsBySource.sorted { $0.key < $1.key }.map { "\($0.key) \(Output.count($0.value))" }.joined(separator: ", ")
+            print("\(results.hits.count) of \(Output.count(results.total, atLeast: atLeast)) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))")
+                  + (bySource.isEmpty ? "" : atLeast ? "; by source, of those ranked: \(bySource)" : "; by source: \(bySource)"))
             bounds(results).map { print($0) }
         }
     }
@@ -121,7 +130,7 @@ struct SearchCommand: AsyncParsableCommand {
     func bounds(_ results: PostgresSearchResults) -> String? {
         var notes: [String] = []
         if results.isRankingCapped {
-            notes.append("Ranked the newest \(results.rankedMatches) of \(results.total) matches (at most \(PostgresSearch.Options().maximumRankedMatches) per entity).")
+            notes.append("Ranked the newest \(Output.count(results.rankedMatches)) of \(Output.count(results.total, atLeast: results.totalRelation == .atLeast)) matches (at most \(PostgresSearch.Options().maximumRankedMatches) per entity).")
         }
         if results.droppedTerms > 0 {
             notes.append("Searched the first \(SearchQuery.maximumTerms) terms: \(results.droppedTerms) more were left out.")

@@ -31,7 +31,7 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-13, repeatable; 10, instruction counts under callgrind, 12 and 13, fleets of databases, run only when named).")
+    @Option(help: "Run only these scenarios (1-14, repeatable; 10, instruction counts under callgrind, 12 and 13, fleets of databases, and 14, PostgreSQL search at scale, run only when named).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -49,11 +49,23 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "A PostgreSQL server for scenario 9 (postgres://user@host:port/database); its tables go in schemas of their own, dropped after.")
     var postgres: String?
 
+    @Option(help: "A hot standby of --postgres (postgres://…, streaming from it): scenario 9 measures freshness on it too.")
+    var postgresReplica: String?
+
     @Option(help: "Copies of the corpus in scenario 9's second search-latency measurement.")
     var postgresCopies = 8
 
     @Option(help: "Rows (and documents) of scenario 10's smaller size; the larger is twice that.")
     var instructionRows = 1_000
+
+    @Option(help: "Sizes of scenario 14 (search on PostgreSQL at scale), in copies of the corpus (repeatable; 85 copies of WordNet are 10 million documents).")
+    var postgresScaleCopies: [Int] = [1, 8]
+
+    @Option(help: "The sizes of scenario 14 at which the local index of the same rows is measured too.")
+    var postgresScaleLocalCopies: [Int] = [1, 8]
+
+    @Flag(help: "Keep scenario 14's loaded schemas (bench_scale_<copies>) for a later run, which reuses them.")
+    var postgresKeep = false
 
     @Option(help: "Typo'd queries in scenario 11.")
     var typoQueries = 1_000
@@ -115,7 +127,7 @@ struct SearchlightBench: AsyncParsableCommand {
         }
         if let postgres, chosen.contains(9) {
             FileHandle.standardError.write(Data("scenario 9: PostgreSQL sink…\n".utf8))
-            report.figures += try await PostgresScenario.run(documents, url: postgres, freshnessWrites: freshnessWrites, copies: postgresCopies)
+            report.figures += try await PostgresScenario.run(documents, url: postgres, replica: postgresReplica, freshnessWrites: freshnessWrites, copies: postgresCopies)
         } else if chosen.contains(9) {
             FileHandle.standardError.write(Data("scenario 9 (PostgreSQL sink) skipped: no --postgres\n".utf8))
         }
@@ -125,6 +137,13 @@ struct SearchlightBench: AsyncParsableCommand {
             report.figures += try await SinkFleetScenario.run(documents, url: postgres, databases: fleetDatabases, rows: rows, writes: fleetWrites)
         } else if chosen.contains(13) {
             FileHandle.standardError.write(Data("scenario 13 (a fleet under one sink --dbs) skipped: no --postgres\n".utf8))
+        }
+        if let postgres, chosen.contains(14) {
+            FileHandle.standardError.write(Data("scenario 14: search on PostgreSQL at scale…\n".utf8))
+            report.figures += try await PostgresSearchScale.run(documents, url: postgres, sizes: postgresScaleCopies,
+                                                                localSizes: Set(postgresScaleLocalCopies), keep: postgresKeep)
+        } else if chosen.contains(14) {
+            FileHandle.standardError.write(Data("scenario 14 (search on PostgreSQL at scale) skipped: no --postgres\n".utf8))
         }
         try step(11, "typo tolerance and suggestions") { try TypoSearch.run(documents, queryCount: typoQueries, seed: typoSeed) }
         if chosen.contains(10) {

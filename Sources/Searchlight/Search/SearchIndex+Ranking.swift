@@ -49,6 +49,8 @@ extension SearchIndex {
         var total = 0
         var ranked = 0
         var counts: [String: Int] = [:]
+        /// Whether every entity's count is exact (``Options/maximumCountedMatches``).
+        var isTotalExact = true
         /// The SQL of each entity's sort column value (``SearchOrder/column(_:descending:)``).
         var sortKeys: [Int64: String] = [:]
     }
@@ -122,6 +124,7 @@ extension SearchIndex {
         let parsed = query.parsed(for: scope.text)
         var expressions: [Int64: String] = [:]
         var total = 0, ranked = 0
+        var isTotalExact = true
         var counts: [String: Int] = [:]
         var candidates: [Candidate] = []
         var columnErrors: [DatabaseError] = []
@@ -146,11 +149,13 @@ extension SearchIndex {
             counts[entity.entity.name] = matches.count
             total += matches.count
             ranked += matches.ranked
+            isTotalExact = isTotalExact && matches.isCountExact
             candidates += matches.candidates
         }
         if let error = columnErrors.first, columnErrors.count == scope.entities.count { throw error }
         Self.sort(&candidates, order: order)
-        return Ranking(candidates: candidates, expressions: expressions, total: total, ranked: ranked, counts: counts, sortKeys: sortKeys)
+        return Ranking(candidates: candidates, expressions: expressions, total: total, ranked: ranked, counts: counts,
+                       isTotalExact: isTotalExact, sortKeys: sortKeys)
     }
 
     /// Orders candidates: fewer typos first (exact matches before typo matches, whatever the
@@ -167,10 +172,11 @@ extension SearchIndex {
         }
     }
 
-    /// One entity's matches of an expression: their count, how many were ranked, and the best
-    /// `needed` of them.
+    /// One entity's matches of an expression: their count (exact, or the counting bound), how
+    /// many were ranked, and the best `needed` of them.
     struct Matches {
         var count = 0
+        var isCountExact = true
         var ranked = 0
         var candidates: [Candidate] = []
     }
@@ -186,9 +192,27 @@ extension SearchIndex {
         let restriction = scope.restriction(entity)
         if restriction.matchesNothing { return Matches() }
         let score = Self.score(entity, schema: scope.schema, fts: fts, now: scope.now)
-        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"),
-                                     arguments: restriction.arguments + [expression]) ?? 0
-        var matches = Matches(count: count, ranked: min(count, rankingCap))
+        // Counted up to the bound; past it, only whether the ranking cap applies.
+        let countLimit = max(options.maximumCountedMatches, 1)
+        let match = " FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"
+        var count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1" + match + " LIMIT ?)"),
+                                     arguments: restriction.arguments + [expression, countLimit == Int.max ? -1 : countLimit + 1]) ?? 0
+        var isCountExact = count <= countLimit
+        // The newest `rankingCap` matches only (the highest rowids), when there are more:
+        // bm25 costs about a microsecond a match, and a term in half the documents has tens of
+        // thousands. The rowid of the last of them bounds the ranking query.
+        var lowest: Int64?
+        if !isCountExact || count > rankingCap {
+            lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(fts).rowid" + match + " ORDER BY \(fts).rowid DESC LIMIT 1 OFFSET ?"),
+                                        arguments: restriction.arguments + [expression, rankingCap - 1])
+            if lowest == nil {
+                // Fewer than `rankingCap`: the ranking walks them all, so they are counted.
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*)" + match), arguments: restriction.arguments + [expression]) ?? 0
+                isCountExact = true
+            }
+        }
+        if !isCountExact { count = countLimit }
+        var matches = Matches(count: count, isCountExact: isCountExact, ranked: lowest == nil ? count : rankingCap)
         if needed == 0 || count == 0 { return matches }
         var sql = "SELECT \(fts).rowid, " + (score.map { "\($0.sql) AS searchlight_score" } ?? "rank")
         var arguments: StatementArguments = score?.arguments ?? []
@@ -215,11 +239,7 @@ extension SearchIndex {
         }
         sql += " FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"
         arguments += restriction.arguments + [expression]
-        if count > rankingCap {
-            // Rank (or sort) the newest matches only (the highest rowids): bm25 costs about a
-            // microsecond a match, and a term in half the documents has tens of thousands.
-            let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(fts).rowid FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ? ORDER BY \(fts).rowid DESC LIMIT 1 OFFSET ?"),
-                                            arguments: restriction.arguments + [expression, rankingCap - 1]) ?? Int64.min
+        if let lowest {
             sql += " AND \(fts).rowid >= ?"
             arguments += [lowest]
         }

@@ -140,6 +140,7 @@ extension SearchIndex {
             tier.counts[entity.entity.name] = matches.count
             tier.total += matches.count
             tier.ranked += matches.ranked
+            tier.isTotalExact = tier.isTotalExact && matches.isCountExact
             tier.candidates += matches.candidates
         }
         return tier

@@ -29,8 +29,11 @@ import Synchronization
 /// ```
 ///
 /// Every search is bounded, and its results say when a bound applied (``SearchResults``):
-/// an entity with more than ``Options/maximumRankedMatches`` matches has only its newest
-/// ones ranked (`AND rowid >= ?`, the rowid of the last of them), and a page holds at most
+/// counting stops past ``Options/maximumCountedMatches`` matches of an entity
+/// (`SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)`, and
+/// ``SearchResults/totalRelation`` says so), an entity with more than
+/// ``Options/maximumRankedMatches`` matches has only its newest ones ranked (`AND rowid >= ?`,
+/// the rowid of the last of them), and a page holds at most
 /// ``Options/maximumHits`` hits, also when no limit is given.
 public final class SearchIndex: Sendable {
     /// How snippets look, and the bounds of every search.
@@ -45,8 +48,14 @@ public final class SearchIndex: Sendable {
         /// `INTEGER PRIMARY KEY` tables the highest ids, otherwise the documents that entered the
         /// index last). Ranking costs about a microsecond a match, and a common word or a
         /// one-letter prefix matches most documents of a large table.
-        /// ``SearchResults/rankedMatches`` says how many were ranked; counts stay exact.
+        /// ``SearchResults/rankedMatches`` says how many were ranked.
         public var maximumRankedMatches = 15_000
+        /// Counting stops past this many matches of one entity: its count is then this bound and
+        /// ``SearchResults/totalRelation`` is ``TotalRelation/atLeast`` ("10,000+"). Counting
+        /// costs a walk of every match (a one-letter prefix matches most documents); an entity
+        /// with fewer matches than ``maximumRankedMatches`` is counted exactly all the same,
+        /// since ranking walks them anyway. `Int.max`: always exact.
+        public var maximumCountedMatches = 10_000
         /// A page holds at most this many hits, also with no limit (``SearchResults/isTruncated``
         /// says so; an offset gets the rest). Each hit costs a snippet.
         public var maximumHits = 2_000
@@ -190,6 +199,7 @@ public final class SearchIndex: Sendable {
                 typoExpressions = tier.expressions
                 ranking.total += tier.total
                 ranking.ranked += tier.ranked
+                ranking.isTotalExact = ranking.isTotalExact && tier.isTotalExact
                 for (entity, count) in tier.counts { ranking.counts[entity, default: 0] += count }
                 ranking.candidates += tier.candidates
                 Self.sort(&ranking.candidates, order: order)
@@ -205,6 +215,7 @@ public final class SearchIndex: Sendable {
                                     isTruncated: isTruncated, hits: page.compactMap { candidate in
                                         candidate.hit.map { hit in var hit = hit; hit.typos = candidate.typos; return hit }
                                     })
+        results.totalRelation = ranking.isTotalExact ? .equal : .atLeast
         results.corrections = corrections
         results.isCorrectionBounded = isCorrectionBounded
         if !refinements.facets.isEmpty {

@@ -23,15 +23,22 @@ public struct SearchHit: Hashable, Sendable, Codable {
 /// A page of search results.
 ///
 /// Every search is bounded (``SearchIndex/Options``), and says when a bound changed its answer:
-/// ``total`` and ``countsByEntity`` always count every match, ``rankedMatches`` is less than
-/// ``total`` when an entity had more matches than ``SearchIndex/Options/maximumRankedMatches``
-/// (only its newest ones were ranked), and ``isTruncated`` is set when the page was cut at
+/// ``total`` and ``countsByEntity`` count every match unless ``totalRelation`` is
+/// ``TotalRelation/atLeast`` (an entity's count stopped at
+/// ``SearchIndex/Options/maximumCountedMatches``: it and the total are lower bounds),
+/// ``isRankingCapped`` says an entity had more matches than
+/// ``SearchIndex/Options/maximumRankedMatches`` (only its newest ones were ranked: ``rankedMatches``
+/// of them), and ``isTruncated`` is set when the page was cut at
 /// ``SearchIndex/Options/maximumHits`` (no limit, or a larger one, was asked for).
 public struct SearchResults: Hashable, Sendable, Codable {
-    /// How many objects match in all (across the requested entities).
+    /// How many objects match in all (across the requested entities): exactly, or at least
+    /// (``totalRelation``).
     public var total: Int
-    /// How many objects match in each requested entity (entities with no match count 0).
+    /// How many objects match in each requested entity (entities with no match count 0); an
+    /// entity with more than ``SearchIndex/Options/maximumCountedMatches`` counts that bound.
     public var countsByEntity: [String: Int]
+    /// Whether ``total`` and ``countsByEntity`` are exact, or lower bounds.
+    public var totalRelation: TotalRelation = .equal
     /// How many matches were ranked, hits being the best of those: ``total`` unless an entity
     /// had more than ``SearchIndex/Options/maximumRankedMatches`` matches.
     public var rankedMatches: Int
@@ -56,8 +63,9 @@ public struct SearchResults: Hashable, Sendable, Codable {
     /// (nil when no facet was asked for).
     public var facets: [SearchFacet]? = nil
 
-    /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
-    public var isRankingCapped: Bool { rankedMatches < total }
+    /// Whether some matches may have been left out of the ranking: ``rankedMatches`` <
+    /// ``total``, or the total is a lower bound (more may match than were ranked).
+    public var isRankingCapped: Bool { rankedMatches < total || totalRelation == .atLeast }
 
     public init(total: Int, countsByEntity: [String: Int] = [:], rankedMatches: Int? = nil, isTruncated: Bool = false, hits: [SearchHit]) {
         self.total = total

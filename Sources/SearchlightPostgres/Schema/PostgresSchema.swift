@@ -27,9 +27,14 @@
 ///
 /// Version 2 keeps planner statistics only for the columns queries filter on (source, entity,
 /// vector, token): `ANALYZE` then skips sorting samples of long texts nobody filters by.
+/// Version 3 adds the btree indexes a search walks newest first when a word is too common to
+/// rank every match: `documents_newest (entity, token, source, object_key)` (every source) and
+/// `documents_source_newest (source, entity, token, object_key)` (one source): a snapshot gives
+/// every document of a source the same token, so the key orders them too. Building them locks out
+/// the sinks' writes for as long as it takes (seconds a million documents).
 public enum PostgresSchema {
     /// The schema version this release creates and reads.
-    public static let currentVersion = 2
+    public static let currentVersion = 3
 
     /// The statements of each version, in order (`%S` stands for the quoted schema name).
     static let migrations: [[String]] = [
@@ -77,6 +82,10 @@ public enum PostgresSchema {
                 ALTER COLUMN title SET STATISTICS 0, ALTER COLUMN fields SET STATISTICS 0,
                 ALTER COLUMN body SET STATISTICS 0, ALTER COLUMN cjk SET STATISTICS 0
             """,
+        ],
+        [
+            "CREATE INDEX documents_newest ON %S.documents (entity, token, source COLLATE \"C\", object_key COLLATE \"C\")",
+            "CREATE INDEX documents_source_newest ON %S.documents (source, entity, token, object_key COLLATE \"C\")",
         ],
     ]
 

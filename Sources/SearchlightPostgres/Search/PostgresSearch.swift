@@ -19,19 +19,32 @@ import SearchlightHistory
 /// Each source's model (read from `sources.model`) says what its text is: sources whose
 /// models share a tokenizer share one compiled query (``PostgresQueryCompiler``), and the
 /// searched fields are those of the searched entities. A search is one read-only
-/// `REPEATABLE READ` transaction (counts, ranking and snippets see one snapshot):
+/// `REPEATABLE READ` transaction (counts, ranking and snippets see one snapshot, JIT off), with
+/// for each searched entity (`<match>`: `d.entity = $1 AND d.vector @@ $2::tsquery`, plus the
+/// source when not every source is searched, and the CJK check):
 /// ```sql
-/// SELECT d.source, d.entity, count(*) FROM documents d              -- exact counts (GIN)
-///   WHERE d.entity = ANY($1) AND (d.source = ANY($2) AND d.vector @@ $3::tsquery AND <CJK check>)
-///   GROUP BY d.source, d.entity;
-/// SELECT source, object_key, score FROM (                         -- per entity with matches
-///   SELECT d.source, d.object_key, ts_rank('{0.1,0.25,0.5,1}', d.vector, $4::tsquery, 1) AS score
-///   FROM (SELECT * FROM documents d WHERE d.entity = $5 AND <as above>
-///         ORDER BY d.token DESC, d.source, d.object_key LIMIT 15000) d   -- only past the cap
-/// ) r ORDER BY score DESC, source, object_key LIMIT $6;            -- offset + page size
-/// SELECT …, ts_headline('simple', d.body, $7::tsquery, $8) FROM documents d
-///   JOIN unnest($9::text[], $10::text[], $11::text[]) p …;           -- the page's snippets
+/// SELECT d.token, d.source, d.object_key FROM documents d WHERE <match>  -- the newest 15,000th
+///   ORDER BY d.token DESC, d.source DESC, d.object_key DESC OFFSET 14999 LIMIT 1;
+/// WITH ranked AS (SELECT d.source, d.object_key,                        -- all, or the newest 15,000
+///     ts_rank('{0.1,0.25,0.5,1}', d.vector, $3::tsquery, 1) AS score FROM documents d
+///     WHERE <match> AND (d.token, d.source, d.object_key) >= ($4, $5, $6))
+/// SELECT * FROM (SELECT source, object_key, score, NULL FROM ranked
+///                ORDER BY score DESC, source, object_key LIMIT $7) page   -- offset + page size
+/// UNION ALL SELECT source, NULL, NULL, count(*) FROM ranked GROUP BY source;  -- the counts
 /// ```
+/// Fewer matches than the ranking cap are all ranked, and so counted exactly; past it, the count
+/// is the counting bound (``PostgresSearchResults/totalRelation``), unless that bound is larger
+/// than the cap: then `SELECT count(*) FROM (SELECT 1 … LIMIT 10001)` counts up to it.
+/// then once, the page's snippets:
+/// ```sql
+/// SELECT …, ts_headline('simple', d.body, $6::tsquery, $7) FROM documents d
+///   JOIN unnest($8::text[], $9::text[], $10::text[]) p …;
+/// ```
+/// The planner chooses, by the words' statistics, between the GIN index (rare words: read
+/// their matches, sort them) and a backward walk of `documents_newest` or
+/// `documents_source_newest` (common words and short prefixes: newest first, stopping at the
+/// cap). Each query is planned for its own values (postgres-nio's unnamed statements: a
+/// generic plan would be the same for `zebra` and `a*`).
 ///
 /// **Ranking** differs from the local bm25: `ts_rank` weighs each matched lexeme by its
 /// field's weight class (`{D, C, B, A} = {0.1, 0.25, 0.5, 1.0}`, ``PostgresDocument/weightClass(_:maximum:)``)
@@ -40,9 +53,10 @@ import SearchlightHistory
 /// document (normalization 1) where bm25 compares a document's length with the average.
 /// Scores are comparable within one search only. Ties go by entity, source, then object key.
 ///
-/// **Bounds**, as locally: an entity with more than ``Options/maximumRankedMatches`` matches
-/// has only its newest ones ranked (the highest history tokens: the objects changed last
-/// in their source); counts stay exact; a page holds at most ``Options/maximumHits`` hits.
+/// **Bounds**, as locally: counting stops past ``Options/maximumCountedMatches`` matches of an
+/// entity (``PostgresSearchResults/totalRelation``); an entity with more than
+/// ``Options/maximumRankedMatches`` matches has only its newest ones ranked (the highest history
+/// tokens: the objects changed last in their source; then by source and key, descending); a page holds at most ``Options/maximumHits`` hits.
 public struct PostgresSearch: Sendable {
     /// How snippets look, and the bounds of every search (as ``Searchlight/SearchIndex/Options``).
     public struct Options: Hashable, Sendable {
@@ -51,8 +65,15 @@ public struct PostgresSearch: Sendable {
         public var ellipsis = "…"
         /// Words per snippet (1 to 64; CJK characters are words: a query with CJK text gets 2.5 times as many).
         public var snippetTokens = 12
-        /// At most this many matches of one entity are ranked: those with the highest history tokens.
-        public var maximumRankedMatches = 15_000
+        /// At most this many matches of one entity are ranked: those with the highest history
+        /// tokens. Fewer than the local index's 15,000: each costs PostgreSQL a heap visit and a
+        /// `ts_rank` (microseconds, where the local bm25 costs one), and a common word's newest
+        /// matches take a walk of about this many divided by how common it is (Figures.md).
+        public var maximumRankedMatches = 2_000
+        /// Counting stops past this many matches of one entity (its count is then this bound,
+        /// and ``PostgresSearchResults/totalRelation`` is `atLeast`), as locally
+        /// (``Searchlight/SearchIndex/Options/maximumCountedMatches``). `Int.max`: always exact.
+        public var maximumCountedMatches = 10_000
         /// A page holds at most this many hits, also with no limit.
         public var maximumHits = 2_000
         /// Whether hits carry snippets and highlighted titles (`false`: the snippet is empty and
@@ -121,6 +142,8 @@ public struct PostgresSearch: Sendable {
             return try await client.withConnection { connection in
                 try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
                 do {
+                    // A search is short: compiling it (JIT) would cost more than it saves.
+                    try await connection.query("SET LOCAL jit = off", logger: logger)
                     let results = try await run(text, asYouType: asYouType, sources: sources, entities: entities,
                                                 limit: limit, offset: offset, connection)
                     try await connection.query("COMMIT", logger: logger)
@@ -201,45 +224,109 @@ public struct PostgresSearch: Sendable {
         }
         guard !groups.isEmpty, !searched.isEmpty else { return results }
 
-        // Exact counts, through the GIN index.
-        binds = SQLBinds()
-        let condition = matchCondition(groups, entities: searched.sorted(), &binds)
-        var counts: [String: Int] = [:]
-        let countSQL = "SELECT d.source, d.entity, count(*) FROM \(table) d WHERE \(condition) GROUP BY d.source, d.entity"
-        for try await (source, entity, count) in try await connection.query(PostgresQuery(unsafeSQL: countSQL, binds: binds.bindings), logger: logger).decode((String, String, Int64).self) {
-            results.countsBySource[source, default: 0] += Int(count)
-            results.countsByEntity[entity, default: 0] += Int(count)
-            counts[entity, default: 0] += Int(count)
-            results.total += Int(count)
-        }
+        // Searching every source with one compiled query: no source condition at all.
+        let everySource = names == nil && groups.count == 1 && groups[0].sources.count == models.count
         let cap = max(options.maximumRankedMatches, 1)
-        results.rankedMatches = counts.values.reduce(0) { $0 + min($1, cap) }
-
-        // Each entity's best `needed`, of its newest `cap` matches.
+        let countLimit = max(options.maximumCountedMatches, 1)
         let pageSize = min(limit ?? max(options.maximumHits, 1), max(options.maximumHits, 1))
         let (sum, overflow) = offset.addingReportingOverflow(pageSize)
         let needed = overflow ? Int.max : sum
         var candidates: [Candidate] = []
-        if needed > 0 {
-            for (entity, count) in counts.sorted(by: { $0.key < $1.key }) where count > 0 {
-                binds = SQLBinds()
-                let condition = matchCondition(groups, entities: [entity], &binds)
-                let rank = groups.count == 1
-                    ? rankSQL(groups[0], &binds)
-                    : "CASE " + groups.map { "WHEN d.source = ANY(\(binds.add($0.sources))) THEN \(rankSQL($0, &binds))" }.joined(separator: " ") + " END"
-                let from = count > cap
-                    ? "(SELECT * FROM \(table) d WHERE \(condition) ORDER BY d.token DESC, d.source, d.object_key LIMIT \(binds.add(cap))) d"
-                    : "\(table) d WHERE \(condition)"
-                let sql = """
-                    SELECT r.source, r.object_key, r.score FROM (
-                      SELECT d.source, d.object_key, (\(rank))::float8 AS score FROM \(from)
-                    ) r ORDER BY r.score DESC, r.source, r.object_key LIMIT \(binds.add(min(needed, Int(Int64.max))))
-                    """
-                for try await (source, key, score) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger).decode((String, String, Double).self) {
-                    candidates.append(Candidate(score: score, source: source, entity: entity, key: key))
+        var isTotalExact = true
+        for entity in searched.sorted() {
+            // One pass over the matches, up to the counting bound (GIN for rare words, a scan
+            // that stops early for common ones: the planner chooses): below it, they are counted
+            // exactly and the newest `cap` of them ranked, in the same statement.
+            let bound = countLimit >= cap ? (countLimit == Int.max ? nil : countLimit + 1) : cap
+            binds = SQLBinds()
+            var condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
+            let oneSource = !everySource && groups.flatMap(\.sources).count == 1
+            var ranking = Ranking()
+            var counted: [String: Int] = [:]
+            var total = 0
+            let score = needed == 0 ? "0" : scoreSQL(groups, &binds)
+            let below = bound.map { "(SELECT n FROM total) < \(binds.add($0))" } ?? "true"
+            let sql = """
+                WITH m AS MATERIALIZED (SELECT d.source, d.object_key, d.token, d.vector FROM \(table) d WHERE \(condition)\(bound.map { " LIMIT \(binds.add($0))" } ?? "")),
+                total AS (SELECT count(*) AS n FROM m),
+                ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score
+                           FROM (SELECT * FROM m d WHERE \(below) ORDER BY \(Self.newestOrder(oneSource: oneSource)) LIMIT \(binds.add(cap))) d)
+                SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8 FROM ranked r
+                               ORDER BY r.score DESC, r.source, r.object_key LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
+                UNION ALL SELECT m.source, NULL, NULL, count(*) FROM m WHERE \(below) GROUP BY m.source
+                UNION ALL SELECT NULL, NULL, NULL, n FROM total
+                """
+            for try await (source, key, score, matches) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+                .decode((String?, String?, Double?, Int64?).self) {
+                if let source, let key, let score {
+                    ranking.candidates.append(Candidate(score: score, source: source, entity: entity, key: key))
+                } else if let source, let matches {
+                    counted[source, default: 0] += Int(matches)
+                } else if let matches {
+                    total = Int(matches)
                 }
             }
+            let isCountExact = bound.map { total < $0 } ?? true
+            if isCountExact {
+                ranking.ranked = min(total, cap)
+            } else {
+                // Past the bound: a common word. Its newest `cap` matches, by a walk of the
+                // entity's newest documents or through GIN and a sort, whichever reads fewer
+                // rows: how common the word is among the newest documents (a probe) says.
+                binds = SQLBinds()
+                let sources = groups.flatMap(\.sources)
+                var scope = "d.entity = \(binds.add(entity))"
+                if !everySource {
+                    scope += sources.count == 1 ? " AND d.source = \(binds.add(sources[0]))" : " AND d.source = ANY(\(binds.add(sources)))"
+                }
+                condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
+                let newest = Self.newestOrder(oneSource: oneSource)
+                let newestDocuments = "SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(scope) ORDER BY \(newest)"
+                let probeSQL = "SELECT count(*), count(*) FILTER (WHERE \(condition)) FROM (\(newestDocuments) LIMIT \(binds.add(Self.probeSize))) d"
+                var probe = (documents: 0, matches: 0)
+                for try await (documents, matches) in try await connection.query(PostgresQuery(unsafeSQL: probeSQL, binds: binds.bindings), logger: logger).decode((Int64, Int64).self) {
+                    probe = (Int(documents), Int(matches))
+                }
+                let documents = try await estimatedDocuments(sources: everySource ? models.count : sources.count, of: models.count, connection)
+                let density = Double(max(probe.matches, 1)) / Double(max(probe.documents, 1))
+                let walkRows = Double(cap) / density
+                if walkRows * Self.walkRowCost <= density * documents * Self.indexRowCost {
+                    binds = SQLBinds()
+                    var walkScope = "d.entity = \(binds.add(entity))"
+                    if !everySource {
+                        walkScope += sources.count == 1 ? " AND d.source = \(binds.add(sources[0]))" : " AND d.source = ANY(\(binds.add(sources)))"
+                    }
+                    condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
+                    let budget = min(Self.walkBudget(cap), Int(min(walkRows * 4, Double(Int.max / 2))))
+                    let walk = """
+                        (SELECT d.source, d.object_key, d.vector FROM (
+                           SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(walkScope)
+                           ORDER BY \(newest) LIMIT \(binds.add(budget))) d
+                         WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))) d
+                        """
+                    ranking = try await rank(groups, relation: walk, needed: needed, entity: entity, &binds, connection)
+                } else {
+                    ranking = Ranking()
+                }
+                if ranking.ranked < cap {
+                    // Through GIN: the matches' keys sorted, then the newest `cap` rows by ctid.
+                    binds = SQLBinds()
+                    condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
+                    let relation = """
+                        (SELECT d.source, d.object_key, d.vector FROM \(table) d WHERE d.ctid = ANY(ARRAY(
+                           SELECT d.ctid FROM \(table) d WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))))) d
+                        """
+                    ranking = try await rank(groups, relation: relation, needed: needed, entity: entity, &binds, connection)
+                }
+                isTotalExact = false
+            }
+            candidates += ranking.candidates
+            for (source, n) in isCountExact ? counted : ranking.bySource { results.countsBySource[source, default: 0] += n }
+            results.countsByEntity[entity] = isCountExact ? total : countLimit
+            results.total += isCountExact ? total : countLimit
+            results.rankedMatches += ranking.ranked
         }
+        results.totalRelation = isTotalExact ? .equal : .atLeast
         candidates.sort { a, b in
             if a.score != b.score { return a.score > b.score }
             if a.entity != b.entity { return a.entity < b.entity }
@@ -253,14 +340,85 @@ public struct PostgresSearch: Sendable {
         return results
     }
 
-    /// The WHERE condition of the searched entities' matches (`d` is `documents`).
-    private func matchCondition(_ groups: [SourceGroup], entities: [String], _ binds: inout SQLBinds) -> String {
+    /// Newest first: the order of `documents_newest` backwards, or for one source (the same
+    /// order) that of `documents_source_newest`.
+    static func newestOrder(oneSource: Bool) -> String {
+        oneSource ? "d.token DESC, d.object_key COLLATE \"C\" DESC" : "d.token DESC, d.source COLLATE \"C\" DESC, d.object_key COLLATE \"C\" DESC"
+    }
+
+    /// How many of an entity's newest documents a common word's walk reads at most, looking
+    /// for its newest `cap` matches (a word in one document of 20); past that, GIN and a sort.
+    static func walkBudget(_ cap: Int) -> Int { cap > Int.max / 20 ? Int.max : cap * 20 }
+
+    /// The newest documents a probe reads to see how common a word is among them.
+    static let probeSize = 2_000
+    /// What reading a row costs, relatively: in a walk of a btree (newest first, the heap
+    /// mostly in order), and through GIN (a bitmap, then the heap, then a sort of the keys).
+    /// Measured at 941,272 documents: about 1.2 and 3 µs.
+    static let walkRowCost = 1.0, indexRowCost = 2.5
+
+    /// About how many documents `sources` of the `of` sources hold (the planner's count of
+    /// the table's rows, shared evenly: it only chooses between two ways of reading).
+    private func estimatedDocuments(sources: Int, of all: Int, _ connection: PostgresConnection) async throws -> Double {
+        var rows = 0.0
+        var binds = SQLBinds()
+        let sql = "SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = to_regclass(\(binds.add(table)))"
+        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger).decode(Double.self) { rows = value }
+        return rows * Double(max(sources, 1)) / Double(max(all, 1))
+    }
+
+    /// An entity's ranked matches: the best `needed`, and how many each source has.
+    struct Ranking {
+        var candidates: [Candidate] = []
+        var bySource: [String: Int] = [:]
+        var ranked = 0
+    }
+
+    /// Ranks the rows of `relation` (`d`: source, object_key, vector): the best `needed` by
+    /// score, and the rows by source, in one statement.
+    private func rank(_ groups: [SourceGroup], relation: String, needed: Int, entity: String, _ binds: inout SQLBinds,
+                      _ connection: PostgresConnection) async throws -> Ranking {
+        let score = needed == 0 ? "0" : scoreSQL(groups, &binds)
+        let sql = """
+            WITH ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score FROM \(relation))
+            SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8 FROM ranked r
+                           ORDER BY r.score DESC, r.source, r.object_key LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
+            UNION ALL SELECT r.source, NULL, NULL, count(*) FROM ranked r GROUP BY r.source
+            """
+        var ranking = Ranking()
+        for try await (source, key, score, matches) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+            .decode((String, String?, Double?, Int64?).self) {
+            if let key, let score {
+                ranking.candidates.append(Candidate(score: score, source: source, entity: entity, key: key))
+            } else if let matches {
+                ranking.bySource[source, default: 0] += Int(matches)
+                ranking.ranked += Int(matches)
+            }
+        }
+        return ranking
+    }
+
+    /// The WHERE condition of an entity's matches (`d` is `documents`): with `everySource`
+    /// (one group holds every source) no source condition, and one source as an equality, so
+    /// that the planner may walk `(entity, token)` or `(source, entity, token)`.
+    private func matchCondition(_ groups: [SourceGroup], entity: String, everySource: Bool, _ binds: inout SQLBinds) -> String {
         let perGroup = groups.map { group in
-            var parts = ["d.source = ANY(\(binds.add(group.sources)))", "d.vector @@ \(binds.add(group.compiled.match))::tsquery"]
+            var parts: [String] = []
+            if !everySource {
+                parts.append(group.sources.count == 1 ? "d.source = \(binds.add(group.sources[0]))" : "d.source = ANY(\(binds.add(group.sources)))")
+            }
+            parts.append("d.vector @@ \(binds.add(group.compiled.match))::tsquery")
             if let recheck = group.compiled.recheck { parts.append(recheck.sql(&binds)) }
             return "(" + parts.joined(separator: " AND ") + ")"
         }
-        return "d.entity = ANY(\(binds.add(entities))) AND (" + perGroup.joined(separator: " OR ") + ")"
+        return "d.entity = \(binds.add(entity)) AND (" + perGroup.joined(separator: " OR ") + ")"
+    }
+
+    /// A match's score (`d`: its source and vector), by its source's compiled query.
+    private func scoreSQL(_ groups: [SourceGroup], _ binds: inout SQLBinds) -> String {
+        groups.count == 1
+            ? rankSQL(groups[0], &binds)
+            : "CASE " + groups.map { "WHEN d.source = ANY(\(binds.add($0.sources))) THEN \(rankSQL($0, &binds))" }.joined(separator: " ") + " END"
     }
 
     private func rankSQL(_ group: SourceGroup, _ binds: inout SQLBinds) -> String {

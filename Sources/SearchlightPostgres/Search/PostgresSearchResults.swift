@@ -1,3 +1,4 @@
+import Searchlight
 import SearchlightHistory
 
 /// One matching object of a search on PostgreSQL: a local ``Searchlight/SearchHit`` and the
@@ -32,12 +33,17 @@ public struct PostgresSearchHit: Hashable, Sendable, Codable {
 /// A page of results of a search on PostgreSQL: the local ``Searchlight/SearchResults``, with
 /// counts by source as well.
 ///
-/// ``total``, ``countsByEntity`` and ``countsBySource`` count every match; ``rankedMatches``
-/// is less than ``total`` when an entity had more than
-/// ``PostgresSearch/Options/maximumRankedMatches`` matches (only its newest ones were ranked);
-/// ``isTruncated`` says the page stopped at ``PostgresSearch/Options/maximumHits``.
+/// ``total``, ``countsByEntity`` and ``countsBySource`` count every match unless
+/// ``totalRelation`` is `atLeast`: an entity's count stopped at
+/// ``PostgresSearch/Options/maximumCountedMatches``, and they are lower bounds (the counts by
+/// source, then, are those of the ranked matches: the newest);
+/// ``isRankingCapped`` says an entity had more than
+/// ``PostgresSearch/Options/maximumRankedMatches`` matches (only its newest ones were ranked:
+/// ``rankedMatches``); ``isTruncated`` says the page stopped at ``PostgresSearch/Options/maximumHits``.
 public struct PostgresSearchResults: Hashable, Sendable {
     public var total: Int
+    /// Whether ``total`` and the counts are exact, or lower bounds.
+    public var totalRelation: TotalRelation = .equal
     /// How many objects match in each requested entity (declared entities without a match count 0).
     public var countsByEntity: [String: Int]
     /// How many objects match in each searched source (sources without a match count 0).
@@ -48,8 +54,9 @@ public struct PostgresSearchResults: Hashable, Sendable {
     /// How many terms of the user text were left out (beyond ``Searchlight/SearchQuery/maximumTerms``).
     public var droppedTerms: Int
 
-    /// Whether some matches were left out of the ranking (``rankedMatches`` < ``total``).
-    public var isRankingCapped: Bool { rankedMatches < total }
+    /// Whether some matches may have been left out of the ranking: ``rankedMatches`` <
+    /// ``total``, or the total is a lower bound.
+    public var isRankingCapped: Bool { rankedMatches < total || totalRelation == .atLeast }
 
     public init(total: Int, countsByEntity: [String: Int], countsBySource: [String: Int], rankedMatches: Int,
                 isTruncated: Bool, hits: [PostgresSearchHit], droppedTerms: Int = 0) {

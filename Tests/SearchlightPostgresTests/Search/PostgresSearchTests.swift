@@ -194,7 +194,7 @@ struct PostgresSearchTests {
         #expect(custom.hits.first?.snippet.hasPrefix("...") == true)
     }
 
-    @Test func pagesAreBoundedAndCountsStayExact() async throws {
+    @Test func pagesAndCountsAreBoundedAndSaySo() async throws {
         let model = TestDatabase.notesModel
         let analyzer = SearchTextAnalyzer(model: model)
         var random = SplitMix(seed: 7)
@@ -244,6 +244,88 @@ struct PostgresSearchTests {
         await #expect(throws: SearchlightError.self) { try await fixture.search { search in try await search.search("common", limit: -1) } }
         let nothing = try await fixture.search { search in try await search.search("  ?!  ") }
         #expect(nothing.total == 0 && nothing.countsBySource == ["a": 0, "b": 0])
+
+        // Counting stops past its bound and says so; the ranking and the page do not change.
+        for counted in [1, 7, 59] {
+            var bounded = options
+            bounded.maximumCountedMatches = counted
+            let page = try await fixture.search(options: bounded) { search in try await search.search("common", limit: 7) }
+            #expect(page.total == counted && page.totalRelation == .atLeast && page.countsByEntity == ["Note": counted, "Person": 0], "counted \(counted)")
+            #expect(page.countsBySource == ["a": 0, "b": 20], "by source: those of the ranked matches")
+            #expect(page.rankedMatches == 20 && page.isRankingCapped)
+            #expect(page.hits.map(\.objectID) == results.hits.map(\.objectID) && page.hits.map(\.source) == results.hits.map(\.source))
+        }
+        var exactly = options
+        exactly.maximumCountedMatches = 60
+        #expect(try await fixture.search(options: exactly) { search in try await search.search("common", limit: 7) }.totalRelation == .equal)
+        #expect(results.totalRelation == .equal)
+        // Fewer matches than the ranking cap: the ranking walks them all, so they are counted.
+        var walked = PostgresSearch.Options()
+        walked.maximumCountedMatches = 5
+        let all = try await fixture.search(options: walked) { search in try await search.search("common", limit: 3) }
+        #expect(all.total == 60 && all.totalRelation == .equal && all.countsBySource == ["a": 30, "b": 30] && all.rankedMatches == 60)
+        let oneSource = try await fixture.search(options: walked) { search in try await search.search("common", sources: ["b"], limit: 3) }
+        #expect(oneSource.total == 30 && oneSource.totalRelation == .equal && oneSource.hits.allSatisfy { $0.source == "b" })
+    }
+
+    /// Past the counting bound, the newest `maximumRankedMatches` matches are ranked, newest
+    /// by (token, source, key), whether the search walks the newest documents or reads GIN and
+    /// sorts (which the table's statistics choose: none before ANALYZE, then a walk for a word
+    /// in every document and GIN for one in a seventh). The oracle orders the documents in Swift.
+    @Test func theNewestMatchesAreRankedWhicheverWayTheyAreRead() async throws {
+        let model = TestDatabase.notesModel
+        let analyzer = SearchTextAnalyzer(model: model)
+        let note = model.entity(named: "Note")!
+        var documents: [PostgresDocument] = []
+        for id in 1...150 {
+            let words = "common" + (id % 7 == 0 ? " mid" : "") + String(repeating: " filler", count: id % 5)
+            // Source a: a token per row; source b: one token for all (as a snapshot writes).
+            documents.append(PostgresDocument(source: "a", entity: note, objectID: .integer(Int64(id)), token: Int64(id),
+                                              values: ["title": "a\(id)", "body": words, "tags": ""], analyzer: analyzer))
+            documents.append(PostgresDocument(source: "b", entity: note, objectID: .integer(Int64(id)), token: 100,
+                                              values: ["title": "b\(id)", "body": words, "tags": ""], analyzer: analyzer))
+        }
+        let fixture = try SearchFixture("newest")
+        try await PostgresTestServer.withClient { [documents] client in
+            try await fixture.create(client)
+            try await fixture.addSource("a", model: model, client)
+            try await fixture.addSource("b", model: model, client)
+            try await fixture.insert(documents, client)
+        }
+        var options = PostgresSearch.Options()
+        options.maximumRankedMatches = 20
+        options.maximumCountedMatches = 10
+        func newest(_ word: String, sources: Set<String>) -> Set<String> {
+            let matches = documents.filter { sources.contains($0.source) && $0.body.contains(word) }
+            let ordered = matches.sorted { a, b in
+                if a.token != b.token { return a.token > b.token }
+                if a.source != b.source { return a.source > b.source }
+                return Array(b.objectKey.utf8).lexicographicallyPrecedes(Array(a.objectKey.utf8))
+            }
+            return Set(ordered.prefix(20).map { "\($0.source) \($0.objectKey)" })
+        }
+        func searchAll(_ word: String, sources: Set<String>?) async throws -> PostgresSearchResults {
+            try await fixture.search(options: options) { search in try await search.search(word, sources: sources, limit: nil) }
+        }
+        var before: [String: PostgresSearchResults] = [:]
+        for analyzed in [false, true] {
+            if analyzed {
+                try await PostgresTestServer.withClient { client in try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(fixture.table)")) }
+            }
+            for word in ["common", "mid"] {
+                for sources in [nil, Set(["b"])] as [Set<String>?] {
+                    let results = try await searchAll(word, sources: sources)
+                    let label = "\(word) \(sources?.sorted() ?? []) analyzed \(analyzed)"
+                    #expect(results.total == 10 && results.totalRelation == .atLeast && results.rankedMatches == 20, "\(label)")
+                    let expected = newest(word, sources: sources ?? ["a", "b"])
+                    #expect(Set(results.hits.map { "\($0.source) \(PostgresDocument.key($0.objectID))" }) == expected, "\(label)")
+                    #expect(zip(results.hits, results.hits.dropFirst()).allSatisfy { $0.score >= $1.score }, "\(label)")
+                    let key = "\(word) \(sources?.sorted() ?? [])"
+                    if let earlier = before[key] { #expect(earlier.hits == results.hits, "\(label): the same page either way") }
+                    before[key] = results
+                }
+            }
+        }
     }
 
     /// A TEXT key holding a NUL is stored as `T:` and its UTF-8 in hex (PostgreSQL's text holds

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SearchlightPostgres
+import SearchlightTestSupport
 import Testing
 
 /// The PostgreSQL server the tests run against: `SEARCHLIGHT_POSTGRES_URL` (`.ci/run` starts a
@@ -17,6 +18,43 @@ enum PostgresTestServer {
     static let binDirectory = environment["SEARCHLIGHT_POSTGRES_BIN"]
     static let osUser = environment["SEARCHLIGHT_POSTGRES_OS_USER"]
     static var canRestart: Bool { url != nil && dataDirectory != nil && binDirectory != nil }
+    /// A hot standby streaming from the server (`.ci/postgres` starts one), for the tests of
+    /// searches on a replica.
+    static let replicaBase = environment["SEARCHLIGHT_POSTGRES_REPLICA_URL"]
+    static var hasReplica: Bool { url != nil && replicaBase != nil }
+    static let replicaSkipReason: Comment = "no PostgreSQL replica: set SEARCHLIGHT_POSTGRES_REPLICA_URL (bash .ci/postgres start starts one)"
+
+    /// The replica's URL with the same query (schema, timeouts) as `url` of the primary.
+    static func replicaURL(of url: String) -> String {
+        let query = url.firstIndex(of: "?").map { String(url[$0...]) } ?? ""
+        return (replicaBase ?? "") + query
+    }
+
+    /// Waits until the replica has replayed everything the primary has written so far (its WAL
+    /// position now): a readiness signal, within `seconds`.
+    static func waitForReplica(seconds: Double = 60) async throws {
+        let target = try await withClient { client in
+            var lsn = ""
+            for try await value in try await client.query("SELECT pg_current_wal_lsn()::text").decode(String.self) { lsn = value }
+            return lsn
+        }
+        let replayed = try await withClient(replicaBase) { client in
+            try await withTimeout(seconds) {
+                while true {
+                    var done = false
+                    for try await value in try await client.query("SELECT coalesce(pg_last_wal_replay_lsn() >= \(target)::pg_lsn, false)").decode(Bool.self) { done = value }
+                    if done { return true }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+        }
+        if replayed != true { throw PostgresTestServer.ReplicaLag(target: target) }
+    }
+
+    struct ReplicaLag: Error, CustomStringConvertible {
+        var target: String
+        var description: String { "the replica did not replay the primary's WAL up to \(target) in time" }
+    }
 
     /// A URL whose `schema=` is unique to the caller: every test gets tables of its own on the
     /// shared server. Its `connect_timeout` is a minute: these tests share one process, and so

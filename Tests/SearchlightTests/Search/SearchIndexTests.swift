@@ -121,6 +121,39 @@ import SearchlightTestSupport
         #expect(few.total == 1 && few.rankedMatches == 1 && !few.isRankingCapped && !few.isTruncated)
     }
 
+    /// Counting stops past `maximumCountedMatches` and the results say the total is a lower
+    /// bound; what is ranked and the hits do not change. Matches the ranking walks anyway
+    /// (fewer than `maximumRankedMatches`) are counted exactly.
+    @Test func countingStopsAtItsBoundAndSaysSo() throws {
+        let f = try Fixture()
+        try f.store.write(author: "app") { db in
+            for i in 1...25 { try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, 'same')", arguments: [i, "note \(i)"]) }
+        }
+        try f.runIndexer()
+        func index(counted: Int, ranked: Int) -> SearchIndex {
+            var options = SearchIndex.Options()
+            options.maximumCountedMatches = counted
+            options.maximumRankedMatches = ranked
+            return SearchIndex(store: f.store, options: options)
+        }
+        let exact = try index(counted: .max, ranked: 10).search("same", limit: nil)
+        #expect(exact.total == 25 && exact.totalRelation == .equal && exact.rankedMatches == 10)
+        for counted in [1, 5, 24] {
+            let bounded = try index(counted: counted, ranked: 10).search("same", limit: nil)
+            #expect(bounded.total == counted && bounded.totalRelation == .atLeast, "counted \(counted)")
+            #expect(bounded.countsByEntity == ["Note": counted, "Person": 0])
+            #expect(bounded.rankedMatches == 10 && bounded.isRankingCapped)
+            #expect(bounded.hits == exact.hits, "the same newest 10, ranked the same")
+        }
+        #expect(try index(counted: 25, ranked: 10).search("same", limit: nil).totalRelation == .equal)
+        // 25 matches, fewer than the ranking cap: the ranking walks them all, so they are counted.
+        let walked = try index(counted: 5, ranked: 30).search("same", limit: 3)
+        #expect(walked.total == 25 && walked.totalRelation == .equal && walked.rankedMatches == 25 && !walked.isRankingCapped)
+        // Zero matches and a bound of 1: exact.
+        let none = try index(counted: 1, ranked: 10).search("absent", limit: 3)
+        #expect(none.total == 0 && none.totalRelation == .equal)
+    }
+
     /// A search sorted by a column is bounded the same way: it sorts an entity's newest matches.
     @Test func aSortedSearchIsBoundedToo() throws {
         let f = try Fixture()
