@@ -195,7 +195,8 @@ struct SearchCommand: ParsableCommand {
     func bounds(_ results: SearchResults) -> String? {
         var notes: [String] = []
         if results.isRankingCapped {
-            notes.append("Ranked the newest \(Output.count(results.rankedMatches)) of \(Output.count(results.total, atLeast: results.totalRelation == .atLeast)) matches (at most \(SearchIndex.Options().maximumRankedMatches) per entity).")
+            let of = results.totalRelation == .atLeast ? "matches of at least \(Output.count(results.total))" : "of \(Output.count(results.total)) matches"
+            notes.append("Ranked the newest \(Output.count(results.rankedMatches)) \(of) (at most \(Output.count(SearchIndex.Options().maximumRankedMatches)) per entity).")
         }
         if results.droppedTerms > 0 {
             notes.append("Searched the first \(SearchQuery.maximumTerms) terms: \(results.droppedTerms) more were left out.")

@@ -75,14 +75,14 @@ import SearchlightTestSupport
         try await CLI.run(["init", "--db", db.path, "--model", model])
         let jsonl = try await CLI.run(["search", "--db", db.path, "bulk", "--format", "jsonl", "--limit", "0"])
         #expect(jsonl.stdout.split(separator: "\n").count == 2_000)
-        #expect(jsonl.stderr.contains("Ranked the newest 15,000 of 10,000+ matches"), "\(jsonl.stderr)")
+        #expect(jsonl.stderr.contains("Ranked the newest 15,000 matches of at least 10,000 (at most 15,000 per entity)."), "\(jsonl.stderr)")
         #expect(jsonl.stderr.contains("Stopped after 2000 hits: --offset 2000 shows more."), "\(jsonl.stderr)")
         let json = try JSONSerialization.jsonObject(with: Data(try await CLI.run(["search", "--db", db.path, "bulk", "--format", "json", "--limit", "0"]).stdout.utf8)) as! [String: Any]
         #expect(json["total"] as? Int == 10_000 && json["totalRelation"] as? String == "gte")
         #expect(json["rankedMatches"] as? Int == 15_000 && json["truncated"] as? Bool == true)
         let table = try await CLI.run(["search", "--db", db.path, "bulk"]).stdout
         #expect(table.contains("20 of 10,000+ matches (Note 10,000+)"), "\(table)")
-        #expect(table.contains("Ranked the newest 15,000 of 10,000+ matches"))
+        #expect(table.contains("Ranked the newest 15,000 matches of at least 10,000"), "\(table)")
         // Counting every match, on request; an exact count below the bound says "eq".
         let exact = try JSONSerialization.jsonObject(with: Data(try await CLI.run(["search", "--db", db.path, "bulk", "--format", "json", "--count-limit", "0"]).stdout.utf8)) as! [String: Any]
         #expect(exact["total"] as? Int == 15_001 && exact["totalRelation"] as? String == "eq")

@@ -98,7 +98,7 @@ import SearchlightTestSupport
         #expect(next.stderr.contains("resuming"), "\(next.stderr)")
         #expect(progress > 0)
         #expect(try await CLI.run(["verify", "--db", db.path]).status == 0)
-        #expect(try await CLI.run(["search", "--db", db.path, "lease", "--limit", "0", "--format", "json"]).stdout.contains("\"total\" : 30000"))
+        #expect(try await CLI.run(["search", "--db", db.path, "lease", "--limit", "0", "--count-limit", "0", "--format", "json"]).stdout.contains("\"total\" : 30000"))
     }
 
     @Test func initWhileWatchRunsSwitchesTheWatcherToTheNewModel() async throws {

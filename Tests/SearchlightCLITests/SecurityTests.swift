@@ -22,6 +22,9 @@ import SearchlightTestSupport
         // PostgreSQL search: fragments of placeholders and constant SQL (ranking, snippet, the
         // table of a bounded ranking).
         "rank", "headline", "from",
+        // PostgreSQL search: a match's score (ts_rank with placeholders), the newest-first ORDER BY
+        // (constant), conditions and LIMIT clauses of placeholders, the ranked rows' relation.
+        "score", "newest", "below", "limit", "scope", "walkScope", "relation",
     ]
     /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
     /// `PostgresSchema.quoted(` quotes an identifier.
@@ -29,7 +32,7 @@ import SearchlightTestSupport
     /// What a postgres-nio query may splice in with `\(unescaped: …)`: the schema name quoted
     /// by `PostgresSchema.quoted`, and constant clauses. Any other interpolation in such a query
     /// is bound as a parameter.
-    static let allowedUnescaped: Set<String> = ["schema", "lockClause"]
+    static let allowedUnescaped: Set<String> = ["schema", "lockClause", "table"]
 
     @Test func noSQLIsBuiltByInterpolatingValues() throws {
         let keyword = try Regex(#"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|FROM|WHERE|VALUES|MATCH|LIMIT)\b"#)

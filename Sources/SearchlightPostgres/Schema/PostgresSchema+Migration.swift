@@ -25,6 +25,16 @@ extension PostgresSchema {
     static func migrate(_ session: PostgresSession) async throws {
         let name = session.endpoint.schema, schema = session.schema
         let logger = session.logger
+        // A hot standby answers reads and refuses every write: a sink (the only migrator) is
+        // told at once, before it registers with its database or reads anything.
+        let standby = try await session.withConnection { connection in
+            var standby = false
+            for try await value in try await connection.query("SELECT pg_is_in_recovery()", logger: logger).decode(Bool.self) { standby = value }
+            return standby
+        }
+        if standby {
+            throw SearchlightError(.postgresError, "this server is a hot standby (read-only, replaying another server's WAL): a sink writes to the primary; searches may read a standby")
+        }
         try await session.transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLockKey), hashtext(\(name)))", logger: logger)
             let version = try await Self.version(connection, schema: name, logger: logger)

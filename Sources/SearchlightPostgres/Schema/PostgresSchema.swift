@@ -84,8 +84,8 @@ public enum PostgresSchema {
             """,
         ],
         [
-            "CREATE INDEX documents_newest ON %S.documents (entity, token, source COLLATE \"C\", object_key COLLATE \"C\")",
-            "CREATE INDEX documents_source_newest ON %S.documents (source, entity, token, object_key COLLATE \"C\")",
+            "CREATE INDEX IF NOT EXISTS documents_newest ON %S.documents (entity, token, source COLLATE \"C\", object_key COLLATE \"C\")",
+            "CREATE INDEX IF NOT EXISTS documents_source_newest ON %S.documents (source, entity, token, object_key COLLATE \"C\")",
         ],
     ]
 

@@ -19,32 +19,32 @@ import SearchlightHistory
 /// Each source's model (read from `sources.model`) says what its text is: sources whose
 /// models share a tokenizer share one compiled query (``PostgresQueryCompiler``), and the
 /// searched fields are those of the searched entities. A search is one read-only
-/// `REPEATABLE READ` transaction (counts, ranking and snippets see one snapshot, JIT off), with
-/// for each searched entity (`<match>`: `d.entity = $1 AND d.vector @@ $2::tsquery`, plus the
-/// source when not every source is searched, and the CJK check):
+/// `REPEATABLE READ` transaction (counts, ranking and snippets see one snapshot, JIT off). For
+/// each searched entity (`<match>`: `d.entity = $1 AND d.vector @@ $2::tsquery`, plus the source
+/// when not every source is searched, and the CJK check), one pass over its matches up to the
+/// counting bound counts them and, below it, ranks the newest 2,000:
 /// ```sql
-/// SELECT d.token, d.source, d.object_key FROM documents d WHERE <match>  -- the newest 15,000th
-///   ORDER BY d.token DESC, d.source DESC, d.object_key DESC OFFSET 14999 LIMIT 1;
-/// WITH ranked AS (SELECT d.source, d.object_key,                        -- all, or the newest 15,000
-///     ts_rank('{0.1,0.25,0.5,1}', d.vector, $3::tsquery, 1) AS score FROM documents d
-///     WHERE <match> AND (d.token, d.source, d.object_key) >= ($4, $5, $6))
-/// SELECT * FROM (SELECT source, object_key, score, NULL FROM ranked
-///                ORDER BY score DESC, source, object_key LIMIT $7) page   -- offset + page size
-/// UNION ALL SELECT source, NULL, NULL, count(*) FROM ranked GROUP BY source;  -- the counts
+/// WITH m AS MATERIALIZED (SELECT source, object_key, token, vector FROM documents d
+///                         WHERE <match> LIMIT 10001),                 -- GIN, or a scan that stops
+///      total AS (SELECT count(*) AS n FROM m),
+///      ranked AS (SELECT source, object_key, ts_rank('{0.1,0.25,0.5,1}', vector, $3::tsquery, 1) AS score
+///                 FROM (SELECT * FROM m WHERE (SELECT n FROM total) < 10001
+///                       ORDER BY token DESC, source DESC, object_key DESC LIMIT 2000) d)
+/// SELECT * FROM (SELECT …, score FROM ranked ORDER BY score DESC, source, object_key LIMIT $4) page
+/// UNION ALL SELECT source, …, count(*) FROM m WHERE … GROUP BY source   -- exact counts by source
+/// UNION ALL SELECT …, n FROM total;
 /// ```
-/// Fewer matches than the ranking cap are all ranked, and so counted exactly; past it, the count
-/// is the counting bound (``PostgresSearchResults/totalRelation``), unless that bound is larger
-/// than the cap: then `SELECT count(*) FROM (SELECT 1 … LIMIT 10001)` counts up to it.
-/// then once, the page's snippets:
+/// Past the bound (a common word: `totalRelation` `gte`), a probe counts its matches among the
+/// entity's 2,000 newest documents, and its newest 2,000 matches are read whichever way reads
+/// fewer rows: a backward walk of `documents_newest (entity, token, source, object_key)` (or,
+/// for one source, `documents_source_newest`), or GIN and a sort of the matches' keys, whose
+/// newest rows are then fetched by `ctid`; the same ranking statement ranks them. Each statement
+/// is planned for its own values (postgres-nio's unnamed statements: a generic plan would be the
+/// same for `zebra` and `a*`). Then once, the page's snippets:
 /// ```sql
-/// SELECT …, ts_headline('simple', d.body, $6::tsquery, $7) FROM documents d
-///   JOIN unnest($8::text[], $9::text[], $10::text[]) p …;
+/// SELECT …, ts_headline('simple', d.body, $5::tsquery, $6) FROM documents d
+///   JOIN unnest($7::text[], $8::text[], $9::text[]) p …;
 /// ```
-/// The planner chooses, by the words' statistics, between the GIN index (rare words: read
-/// their matches, sort them) and a backward walk of `documents_newest` or
-/// `documents_source_newest` (common words and short prefixes: newest first, stopping at the
-/// cap). Each query is planned for its own values (postgres-nio's unnamed statements: a
-/// generic plan would be the same for `zebra` and `a*`).
 ///
 /// **Ranking** differs from the local bm25: `ts_rank` weighs each matched lexeme by its
 /// field's weight class (`{D, C, B, A} = {0.1, 0.25, 0.5, 1.0}`, ``PostgresDocument/weightClass(_:maximum:)``)
@@ -142,8 +142,12 @@ public struct PostgresSearch: Sendable {
             return try await client.withConnection { connection in
                 try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
                 do {
-                    // A search is short: compiling it (JIT) would cost more than it saves.
+                    // A search is short: compiling it (JIT) would cost more than it saves. A common
+                    // word's GIN bitmap stays exact in 32 MB (past work_mem's default 4 MB it turns
+                    // lossy, and every row of its pages is checked again: 3.4 s instead of 0.2 at
+                    // 10 million documents).
                     try await connection.query("SET LOCAL jit = off", logger: logger)
+                    try await connection.query("SET LOCAL work_mem = '32MB'", logger: logger)
                     let results = try await run(text, asYouType: asYouType, sources: sources, entities: entities,
                                                 limit: limit, offset: offset, connection)
                     try await connection.query("COMMIT", logger: logger)
@@ -246,11 +250,13 @@ public struct PostgresSearch: Sendable {
             var total = 0
             let score = needed == 0 ? "0" : scoreSQL(groups, &binds)
             let below = bound.map { "(SELECT n FROM total) < \(binds.add($0))" } ?? "true"
+            let limit = bound.map { " LIMIT \(binds.add($0))" } ?? ""
+            let newest = Self.newestOrder(oneSource: oneSource)
             let sql = """
-                WITH m AS MATERIALIZED (SELECT d.source, d.object_key, d.token, d.vector FROM \(table) d WHERE \(condition)\(bound.map { " LIMIT \(binds.add($0))" } ?? "")),
+                WITH m AS MATERIALIZED (SELECT d.source, d.object_key, d.token, d.vector FROM \(table) d WHERE \(condition)\(limit)),
                 total AS (SELECT count(*) AS n FROM m),
                 ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score
-                           FROM (SELECT * FROM m d WHERE \(below) ORDER BY \(Self.newestOrder(oneSource: oneSource)) LIMIT \(binds.add(cap))) d)
+                           FROM (SELECT * FROM m d WHERE \(below) ORDER BY \(newest) LIMIT \(binds.add(cap))) d)
                 SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8 FROM ranked r
                                ORDER BY r.score DESC, r.source, r.object_key LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
                 UNION ALL SELECT m.source, NULL, NULL, count(*) FROM m WHERE \(below) GROUP BY m.source
@@ -280,7 +286,6 @@ public struct PostgresSearch: Sendable {
                     scope += sources.count == 1 ? " AND d.source = \(binds.add(sources[0]))" : " AND d.source = ANY(\(binds.add(sources)))"
                 }
                 condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
-                let newest = Self.newestOrder(oneSource: oneSource)
                 let newestDocuments = "SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(scope) ORDER BY \(newest)"
                 let probeSQL = "SELECT count(*), count(*) FILTER (WHERE \(condition)) FROM (\(newestDocuments) LIMIT \(binds.add(Self.probeSize))) d"
                 var probe = (documents: 0, matches: 0)
@@ -297,7 +302,7 @@ public struct PostgresSearch: Sendable {
                         walkScope += sources.count == 1 ? " AND d.source = \(binds.add(sources[0]))" : " AND d.source = ANY(\(binds.add(sources)))"
                     }
                     condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
-                    let budget = min(Self.walkBudget(cap), Int(min(walkRows * 4, Double(Int.max / 2))))
+                    let budget = Int(min(walkRows * 4 + Double(Self.probeSize), Double(Int.max / 2)))
                     let walk = """
                         (SELECT d.source, d.object_key, d.vector FROM (
                            SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(walkScope)
@@ -345,10 +350,6 @@ public struct PostgresSearch: Sendable {
     static func newestOrder(oneSource: Bool) -> String {
         oneSource ? "d.token DESC, d.object_key COLLATE \"C\" DESC" : "d.token DESC, d.source COLLATE \"C\" DESC, d.object_key COLLATE \"C\" DESC"
     }
-
-    /// How many of an entity's newest documents a common word's walk reads at most, looking
-    /// for its newest `cap` matches (a word in one document of 20); past that, GIN and a sort.
-    static func walkBudget(_ cap: Int) -> Int { cap > Int.max / 20 ? Int.max : cap * 20 }
 
     /// The newest documents a probe reads to see how common a word is among them.
     static let probeSize = 2_000

@@ -66,7 +66,17 @@ struct PostgresReplicaTests {
         try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('not on the replica')") }
         let sink = try await PostgresCLI.run(["sink", "--db", database.path, "--postgres", replica, "--source", "cli", "--once"])
         #expect(sink.status == 1 && sink.stderrLines.count == 1, "\(sink.stderr)")
-        #expect(sink.stderr.contains("read-only") || sink.stderr.contains("hot standby") || sink.stderr.contains("recovery"), "\(sink.stderr)")
+        #expect(sink.stderr.contains("is a hot standby (read-only"), "\(sink.stderr)")
+        // Refused before it registered with the database: nothing holds cleanup back.
+        let consumers = try database.shell("SELECT count(*) FROM searchlight_consumer WHERE author LIKE 'searchlight.postgres.%';")
+        #expect(consumers.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "only the primary's sink: \(consumers)")
+        // A database already caught up is refused too (nothing to write is no reason to accept).
+        let caughtUp = try TestDatabase()
+        _ = try caughtUp.openStore()
+        let idle = try await PostgresCLI.run(["sink", "--db", caughtUp.path, "--postgres", replica, "--source", "idle", "--once"])
+        #expect(idle.status == 1 && idle.stderr.contains("is a hot standby (read-only"), "\(idle.stderr)")
+        let none = try caughtUp.shell("SELECT count(*) FROM searchlight_consumer WHERE author LIKE 'searchlight.postgres.%';")
+        #expect(none.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(none)")
         let after = try await PostgresCLI.run(["search", "--postgres", replica, "replica", "--format", "json"])
         let total = (try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["total"] as? Int
         #expect(total == 0, "the refused sink wrote nothing: \(after.stdout)\(after.stderr)")

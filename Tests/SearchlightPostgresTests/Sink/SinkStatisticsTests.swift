@@ -93,12 +93,13 @@ struct SinkStatisticsTests {
             try await client.query("""
                 ALTER TABLE \(unescaped: schema).documents ALTER COLUMN body SET STATISTICS -1, ALTER COLUMN cjk SET STATISTICS -1
                 """)
+            try await client.query("DROP INDEX \(unescaped: schema).documents_newest, \(unescaped: schema).documents_source_newest")
             try await client.query("UPDATE \(unescaped: schema).meta SET value = '1' WHERE key = 'schema_version'")
         }
         try await insertNotes(6...6, into: store)
         _ = try await sink.runOnce()
-        let (version, targets) = try await PostgresTestServer.withClient(url) { client in
-            var version = "", targets: [String: Int] = [:]
+        let (version, targets, indexes) = try await PostgresTestServer.withClient(url) { client in
+            var version = "", targets: [String: Int] = [:], indexes: [String] = []
             for try await value in try await client.query("SELECT value FROM \(unescaped: schema).meta WHERE key = 'schema_version'").decode(String.self) {
                 version = value
             }
@@ -106,8 +107,13 @@ struct SinkStatisticsTests {
                 SELECT attname::text, COALESCE(attstattarget, -1)::int FROM pg_attribute
                 WHERE attrelid = to_regclass(\(schema + ".documents")) AND attnum > 0 AND NOT attisdropped
                 """).decode((String, Int).self) { targets[name] = target }
-            return (version, targets)
+            for try await name in try await client.query("""
+                SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = to_regclass(\(schema + ".documents")) ORDER BY 1
+                """).decode(String.self) { indexes.append(name) }
+            return (version, targets, indexes)
         }
+        // Version 3: the btree indexes of a search's newest matches.
+        #expect(indexes.contains { $0.hasSuffix(".documents_newest") } && indexes.contains { $0.hasSuffix(".documents_source_newest") }, "\(indexes)")
         #expect(version == String(PostgresSchema.currentVersion))
         #expect(targets["body"] == 0 && targets["cjk"] == 0 && targets["title"] == 0)
         #expect(targets["vector"] == -1 && targets["source"] == -1)
