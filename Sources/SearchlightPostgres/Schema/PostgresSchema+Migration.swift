@@ -66,6 +66,16 @@ extension PostgresSchema {
         if version > currentVersion { throw newerVersion(version, schema: schema) }
     }
 
+    /// Refuses a schema newer than this release reads (for searches, which read whatever
+    /// schema is there, set up or not: `search` says itself when nothing is).
+    static func checkNotNewer(_ session: PostgresSession) async throws {
+        let schema = session.endpoint.schema
+        let version = try await session.withConnection { connection in
+            try await Self.version(connection, schema: schema, logger: session.logger)
+        }
+        if version > currentVersion { throw newerVersion(version, schema: schema) }
+    }
+
     /// The schema's version: 0 when it has no `meta` table.
     static func version(_ connection: PostgresConnection, schema: String, logger: Logger) async throws -> Int {
         let name = schema, schema = quoted(name), meta = schema + ".meta"

@@ -108,6 +108,7 @@ public struct PostgresSearch: Sendable {
                                                _ body: @Sendable (PostgresSearch) async throws -> T) async throws -> T {
         do {
             return try await PostgresSession.with(endpoint, logger: logger, migrate: false, checkSchema: false) { session in
+                try await PostgresSchema.checkNotNewer(session)
                 do {
                     return try await body(PostgresSearch(client: session.client, schema: endpoint.schema, options: options, logger: logger))
                 } catch {

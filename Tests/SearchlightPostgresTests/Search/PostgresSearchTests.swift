@@ -374,6 +374,24 @@ struct PostgresSearchTests {
         }
     }
 
+    /// A schema a newer release migrated is refused, as the sink and status refuse it: its
+    /// tables may mean something else now.
+    @Test func aSchemaNewerThanThisReleaseIsRefused() async throws {
+        let fixture = try SearchFixture("newer")
+        try await PostgresTestServer.withClient { client in
+            try await fixture.create(client)
+            try await fixture.addSource("s", model: TestDatabase.notesModel, client)
+            let meta = PostgresSchema.quoted(fixture.schema) + ".meta"
+            try await client.query(PostgresQuery(unsafeSQL: "INSERT INTO \(meta)(key, value) VALUES ('schema_version', '\(PostgresSchema.currentVersion + 1)')"))
+        }
+        do {
+            _ = try await fixture.search { search in try await search.search("kernel") }
+            Issue.record("the search did not refuse a newer schema")
+        } catch let error as SearchlightError {
+            #expect(error.code == .postgresError && error.message.contains("newer than this release"), "\(error.code): \(error.message)")
+        }
+    }
+
     @Test func anyUserTextIsSafe() async throws {
         var (seed, random) = seededGenerator("PostgresSearchTests.anyUserTextIsSafe")
         let model = TestDatabase.notesModel
