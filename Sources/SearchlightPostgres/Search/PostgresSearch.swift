@@ -308,7 +308,12 @@ public struct PostgresSearch: Sendable {
                            ORDER BY \(newest) LIMIT \(binds.add(budget))) d
                          WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))) d
                         """
+                    // A walk of most of one source's documents is still a walk: sorting them all
+                    // instead (the planner's choice for a LIMIT near the source's size) read and
+                    // sorted 117,659 vectors of one source of eight (about 0.5 s).
+                    try await connection.query("SET LOCAL enable_sort = off", logger: logger)
                     ranking = try await rank(groups, relation: walk, needed: needed, entity: entity, &binds, connection)
+                    try await connection.query("SET LOCAL enable_sort = on", logger: logger)
                 } else {
                     ranking = Ranking()
                 }
