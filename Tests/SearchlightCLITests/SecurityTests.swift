@@ -24,7 +24,7 @@ import SearchlightTestSupport
         "rank", "headline", "from",
         // PostgreSQL search: a match's score (ts_rank with placeholders), the newest-first ORDER BY
         // (constant), conditions and LIMIT clauses of placeholders, the ranked rows' relation.
-        "score", "newest", "below", "limit", "scope", "walkScope", "relation",
+        "score", "newest", "below", "limit", "scope", "relation",
     ]
     /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
     /// `PostgresSchema.quoted(` quotes an identifier.

@@ -280,10 +280,7 @@ public struct PostgresSearch: Sendable {
                 // rows: how common the word is among the newest documents (a probe) says.
                 binds = SQLBinds()
                 let sources = groups.flatMap(\.sources)
-                var scope = "d.entity = \(binds.add(entity))"
-                if !everySource {
-                    scope += sources.count == 1 ? " AND d.source = \(binds.add(sources[0]))" : " AND d.source = ANY(\(binds.add(sources)))"
-                }
+                var scope = scopeCondition(entity: entity, sources: everySource ? nil : sources, &binds)
                 condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
                 let newestDocuments = "SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(scope) ORDER BY \(newest)"
                 let probeSQL = "SELECT count(*), count(*) FILTER (WHERE \(condition)) FROM (\(newestDocuments) LIMIT \(binds.add(Self.probeSize))) d"
@@ -296,15 +293,12 @@ public struct PostgresSearch: Sendable {
                 let walkRows = Double(cap) / density
                 if walkRows * Self.walkRowCost <= density * documents * Self.indexRowCost {
                     binds = SQLBinds()
-                    var walkScope = "d.entity = \(binds.add(entity))"
-                    if !everySource {
-                        walkScope += sources.count == 1 ? " AND d.source = \(binds.add(sources[0]))" : " AND d.source = ANY(\(binds.add(sources)))"
-                    }
+                    scope = scopeCondition(entity: entity, sources: everySource ? nil : sources, &binds)
                     condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
                     let budget = Int(min(walkRows * 4 + Double(Self.probeSize), Double(Int.max / 2)))
                     let walk = """
                         (SELECT d.source, d.object_key, d.vector FROM (
-                           SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(walkScope)
+                           SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(scope)
                            ORDER BY \(newest) LIMIT \(binds.add(budget))) d
                          WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))) d
                         """
@@ -401,6 +395,16 @@ public struct PostgresSearch: Sendable {
             }
         }
         return ranking
+    }
+
+    /// The documents a walk reads (`d` is `documents`): the entity's, of `sources` (all if nil),
+    /// one source as an equality so that `documents_source_newest` serves it.
+    private func scopeCondition(entity: String, sources: [String]?, _ binds: inout SQLBinds) -> String {
+        var scope = "d.entity = \(binds.add(entity))"
+        if let sources {
+            scope += sources.count == 1 ? " AND d.source = \(binds.add(sources[0]))" : " AND d.source = ANY(\(binds.add(sources)))"
+        }
+        return scope
     }
 
     /// The WHERE condition of an entity's matches (`d` is `documents`): with `everySource`
