@@ -25,18 +25,23 @@ struct PostgresReplicaTests {
         }
         try await PostgresTestServer.waitForReplica()
         let replica = try PostgresEndpoint(url: PostgresTestServer.replicaURL(of: fixture.url))
-        var options = PostgresSearch.Options()
-        options.maximumRankedMatches = 15 // the bounded paths too
-        options.maximumCountedMatches = 10
+        var bounded = PostgresSearch.Options()
+        bounded.maximumRankedMatches = 15 // the bounded paths too
+        bounded.maximumCountedMatches = 10
+        let options = bounded
         let queries = PostgresSearchTests.queries(&random, perForm: 4)
         var compared = 0, matched = 0
         for query in queries {
             for scope in [nil, Set(["beta"])] as [Set<String>?] {
-                let primary = try await fixture.search(options: options) { search in
-                    try await search.search(query.text, asYouType: query.asYouType, sources: scope, limit: 30)
-                }
-                let standby = try await PostgresSearch.withSearch(endpoint: replica, options: options) { search in
-                    try await search.search(query.text, asYouType: query.asYouType, sources: scope, limit: 30)
+                // A bound against a hang (a standby's query waiting on replay), not a latency check.
+                let (primary, standby) = try await withTimeout(120) {
+                    let primary = try await fixture.search(options: options) { search in
+                        try await search.search(query.text, asYouType: query.asYouType, sources: scope, limit: 30)
+                    }
+                    let standby = try await PostgresSearch.withSearch(endpoint: replica, options: options) { search in
+                        try await search.search(query.text, asYouType: query.asYouType, sources: scope, limit: 30)
+                    }
+                    return (primary, standby)
                 }
                 #expect(standby == primary, "\(query.form) \(query.text) in \(scope?.sorted() ?? [])")
                 compared += 1
