@@ -38,6 +38,9 @@ extension SearchIndex {
         var sortKey: DatabaseValue = .null
         /// Typos of a match of the typo tier (``TypoTolerance``); 0 for an exact match.
         var typos = 0
+        /// Of a match of the typo tier, how many of its corrected words hold none of the
+        /// likely corrections (``TermNeighbourhood/isLikelyEdit(of:into:)``).
+        var unlikely = 0
         var hit: SearchHit?
     }
 
@@ -166,10 +169,19 @@ extension SearchIndex {
             if case let .column(_, descending) = order, let first = SearchOrder.precedes(a.sortKey, b.sortKey, descending: descending) {
                 return first
             }
+            if a.unlikely != b.unlikely { return a.unlikely < b.unlikely }
             if a.score != b.score { return a.score < b.score }
             if a.entity.entity.name != b.entity.entity.name { return a.entity.entity.name < b.entity.entity.name }
             return a.rowid < b.rowid
         }
+    }
+
+    /// How the typo tier orders its matches (``rankTypos(_:exact:in:needed:order:_:)``): SQL
+    /// of a match's typo count, and of how many of its corrected words hold no likely correction.
+    struct TypoOrder {
+        var typos: String
+        var unlikely: String
+        var arguments: StatementArguments
     }
 
     /// One entity's matches of an expression: their count (exact, or the counting bound), how
@@ -185,7 +197,7 @@ extension SearchIndex {
     /// ``Options/maximumRankedMatches``). With `typos` (the typo tier, ``TypoPlan``), the
     /// matches are ordered by their typo count first, and snippets always wait for the page.
     func rankMatches(of entity: IndexedEntity, expression: String, in scope: SearchScope, needed: Int, order: SearchOrder,
-                     sortKey: String?, typos: (sql: String, arguments: StatementArguments)? = nil, _ db: Database) throws -> Matches {
+                     sortKey: String?, typos: TypoOrder? = nil, _ db: Database) throws -> Matches {
         let rankingCap = max(options.maximumRankedMatches, 1)
         let fts = scope.fts(entity)
         // Filters and ranking hints (SearchIndex+Filtering.swift): a join before MATCH, a score.
@@ -216,17 +228,20 @@ extension SearchIndex {
         if needed == 0 || count == 0 { return matches }
         var sql = "SELECT \(fts).rowid, " + (score.map { "\($0.sql) AS searchlight_score" } ?? "rank")
         var arguments: StatementArguments = score?.arguments ?? []
-        var orderBy = (score == nil ? "rank" : "searchlight_score") + ", \(fts).rowid"
+        // Fewer typos first, then the sort column if any, then matches of likely corrections
+        // before the others, then rank.
+        var orderBy: [String] = typos == nil ? [] : ["searchlight_typos"]
         if case let .column(_, descending) = order {
             // Every row's value is needed to sort: snippets wait for the page.
             sql += ", " + (sortKey ?? "NULL") + " AS searchlight_sort_key"
-            orderBy = "searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : ""), " + orderBy
+            orderBy.append("searchlight_sort_key IS NULL, searchlight_sort_key\(descending ? " DESC" : "")")
         }
         if let typos {
-            sql += ", " + typos.sql + " AS searchlight_typos"
+            sql += ", " + typos.typos + " AS searchlight_typos, " + typos.unlikely + " AS searchlight_unlikely"
             arguments += typos.arguments
-            orderBy = "searchlight_typos, " + orderBy
+            orderBy.append("searchlight_unlikely")
         }
+        orderBy.append((score == nil ? "rank" : "searchlight_score") + ", \(fts).rowid")
         // FTS5's totals are read only when the count alone would put snippets inline and
         // some of them would fall beyond the page.
         let ranked = matches.ranked
@@ -243,14 +258,14 @@ extension SearchIndex {
             sql += " AND \(fts).rowid >= ?"
             arguments += [lowest]
         }
-        sql += " ORDER BY \(orderBy) LIMIT ?"
+        sql += " ORDER BY " + orderBy.joined(separator: ", ") + " LIMIT ?"
         arguments += [needed]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
         let typosColumn = order == .relevance ? 2 : 3
         while let row = try rows.next() {
             var candidate = Candidate(score: row[1], entity: entity, rowid: row[0])
             if order != .relevance { candidate.sortKey = row[2] }
-            if typos != nil { candidate.typos = row[typosColumn] }
+            if typos != nil { candidate.typos = row[typosColumn]; candidate.unlikely = row[typosColumn + 1] }
             if inline { candidate.hit = try hit(row, at: 2, entity: entity, score: candidate.score) }
             matches.candidates.append(candidate)
         }

@@ -64,7 +64,11 @@ extension SearchIndex {
                     isBounded = isBounded || finder!.wasBounded || found.count > Self.maximumCorrectionsPerWord
                     var documents: [String: Int] = [:]
                     for match in found { documents[match.term] = try finder!.documents(match.term, prefix: match.isPrefix) }
-                    matches = Array(found.sorted { a, b in
+                    matches = Array(found.map { match in
+                        var match = match
+                        match.isLikely = match.distance == 1 && TermNeighbourhood.isLikelyEdit(of: match.term, into: word)
+                        return match
+                    }.sorted { a, b in
                         if a.distance != b.distance { return a.distance < b.distance }
                         if documents[a.term]! != documents[b.term]! { return documents[a.term]! > documents[b.term]! }
                         return a.term < b.term
@@ -134,7 +138,17 @@ extension SearchIndex {
                     arguments += [exactGroup]
                 }
             }
-            let typos = (sql: parts.isEmpty ? "1" : "(" + parts.joined(separator: " + ") + ")", arguments: arguments)
+            // Within a typo count, the matches of likely corrections first (``TermNeighbourhood/isLikelyEdit(of:into:)``).
+            var unlikely: [String] = []
+            for group in plan.correctedGroups {
+                let corrections = plan.parsed.groups[group].flatMap(\.corrections)
+                guard corrections.contains(where: \.isLikely), corrections.contains(where: { !$0.isLikely }),
+                      let likely = plan.parsed.groupExpression(group, columns: columns, typos: 1, likelyOnly: true) else { continue }
+                unlikely.append("CASE WHEN \(fts).rowid IN (SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?) THEN 0 ELSE 1 END")
+                arguments += [likely]
+            }
+            let typos = TypoOrder(typos: parts.isEmpty ? "1" : "(" + parts.joined(separator: " + ") + ")",
+                                  unlikely: unlikely.isEmpty ? "0" : "(" + unlikely.joined(separator: " + ") + ")", arguments: arguments)
             let matches = try rankMatches(of: entity, expression: expression, in: scope, needed: needed, order: order,
                                           sortKey: exact.sortKeys[entity.id], typos: typos, db)
             tier.counts[entity.entity.name] = matches.count

@@ -117,7 +117,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
 
             /// The term in FTS5 syntax, with its corrections of at most `typos` edits as
             /// alternatives; nil when it names a field not among `columns`.
-            func fts(columns: Set<String>?, typos: Int = .max) -> String? {
+            func fts(columns: Set<String>?, typos: Int = .max, likelyOnly: Bool = false) -> String? {
                 if let column, let columns, !columns.contains(column) { return nil }
                 func phrase(_ words: [String], prefix: Bool) -> String {
                     let phrase = "\"" + words.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (prefix ? " *" : "")
@@ -125,7 +125,7 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
                     return "\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\" : " + phrase
                 }
                 let exact = phrase(words, prefix: prefix)
-                let alternatives = corrections.filter { $0.distance <= typos }.map { phrase([$0.term], prefix: $0.isPrefix) }
+                let alternatives = corrections.filter { $0.distance <= typos && (!likelyOnly || $0.isLikely) }.map { phrase([$0.term], prefix: $0.isPrefix) }
                 return alternatives.isEmpty ? exact : "(" + ([exact] + alternatives).joined(separator: " OR ") + ")"
             }
         }
@@ -184,8 +184,8 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
 
         /// The FTS5 expression of group `index` alone, its terms' corrections of at most
         /// `typos` edits included; nil when no term of it can match in an entity with `columns`.
-        func groupExpression(_ index: Int, columns: Set<String>?, typos: Int) -> String? {
-            let alternatives = groups[index].compactMap { $0.fts(columns: columns, typos: typos) }
+        func groupExpression(_ index: Int, columns: Set<String>?, typos: Int, likelyOnly: Bool = false) -> String? {
+            let alternatives = groups[index].compactMap { $0.fts(columns: columns, typos: typos, likelyOnly: likelyOnly) }
             return alternatives.isEmpty ? nil : alternatives.joined(separator: " OR ")
         }
 

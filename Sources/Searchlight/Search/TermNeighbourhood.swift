@@ -28,6 +28,8 @@ package struct TermNeighbourhood {
         package var distance: Int
         /// The term is a prefix: every word that starts with it matches.
         package var isPrefix: Bool
+        /// One edit that explains the word sought in few ways (``isLikelyEdit(of:into:)``).
+        package var isLikely = false
     }
 
     /// At most this many seeks (and in-memory walks of a branch) per word: a bound on the cost
@@ -45,6 +47,23 @@ package struct TermNeighbourhood {
         guard isCorrectable(word), word.utf8.count <= IndexVocabulary.maximumTermBytes else { return 0 }
         let count = word.unicodeScalars.count
         return count >= 9 ? 2 : count >= 5 ? 1 : 0
+    }
+
+    /// Whether `typed` is `word` with one letter left out, or two neighbours swapped: the
+    /// edits that explain a typo'd word in one way each. A letter typed in place of another, or
+    /// one too many, is one of about 26 letters that could have been typed there, so each such
+    /// explanation is about 26 times less likely (a noisy channel in which the four edits are
+    /// equally frequent).
+    package static func isLikelyEdit(of word: String, into typed: String) -> Bool {
+        let a = Array(word.unicodeScalars), b = Array(typed.unicodeScalars)
+        if a.count == b.count + 1 {
+            var i = 0
+            while i < b.count, a[i] == b[i] { i += 1 }
+            return a[(i + 1)...] == b[i...]
+        }
+        guard a.count == b.count else { return false }
+        guard let first = a.indices.first(where: { a[$0] != b[$0] }), first + 1 < a.count else { return false }
+        return a[first] == b[first + 1] && a[first + 1] == b[first] && a[(first + 2)...] == b[(first + 2)...]
     }
 
     /// Whether a word of 4 letters may be a word of 5 that lost one: it then matches the

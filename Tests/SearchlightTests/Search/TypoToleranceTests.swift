@@ -116,6 +116,38 @@ import SearchlightTestSupport
         #expect(results.total == 3)
     }
 
+    /// `maret` is `market` with a letter left out (one way to make it) but `baret` with a letter
+    /// typed for another, or `mare` with one too many (about 26 ways each): at one typo each,
+    /// the likely correction's matches come first, though bm25 prefers the rarer words, and in
+    /// any order of a source column the rest of the order stays.
+    @Test func withinATypoCountTheLikelyCorrectionsMatchesComeFirst() throws {
+        var notes: [(Int, String, String)] = [(1, "baret", "a word"), (2, "mare", "a horse")]
+        for id in 3...12 { notes.append((id, "notes \(id)", "the market is open, a long body of many other words")) }
+        let f = try Self.fixture(notes)
+        let results = try f.index.search("maret", limit: 20)
+        #expect(results.total == 12 && results.hits.allSatisfy { $0.typos == 1 })
+        #expect(Set(results.hits.prefix(10).map(\.objectID)) == Set((3...12).map { ObjectID.integer(Int64($0)) }),
+                "\(results.hits.map(\.title))")
+        let typosOff = try f.index.search("maret", typos: .off)
+        #expect(typosOff.total == 0)
+        // A sort column still decides the order within a typo count.
+        let sorted = try f.index.search("maret", entities: ["Note"], limit: 20, order: .column("id", descending: false))
+        #expect(sorted.hits.map(\.objectID) == (1...12).map { ObjectID.integer(Int64($0)) })
+    }
+
+    @Test func theLikelyEditsAreALetterLeftOutAndNeighboursSwapped() {
+        #expect(TermNeighbourhood.isLikelyEdit(of: "market", into: "maret"))
+        #expect(TermNeighbourhood.isLikelyEdit(of: "market", into: "arket") && TermNeighbourhood.isLikelyEdit(of: "market", into: "marke"))
+        #expect(TermNeighbourhood.isLikelyEdit(of: "market", into: "amrket") && TermNeighbourhood.isLikelyEdit(of: "market", into: "marekt"))
+        #expect(TermNeighbourhood.isLikelyEdit(of: "market", into: "markte"))
+        #expect(!TermNeighbourhood.isLikelyEdit(of: "baret", into: "maret"), "a substitution")
+        #expect(!TermNeighbourhood.isLikelyEdit(of: "mare", into: "maret"), "a letter too many")
+        #expect(!TermNeighbourhood.isLikelyEdit(of: "market", into: "market"), "no edit")
+        #expect(!TermNeighbourhood.isLikelyEdit(of: "market", into: "mrakte"), "two swaps")
+        #expect(!TermNeighbourhood.isLikelyEdit(of: "market", into: "mret"), "two left out")
+        #expect(TermNeighbourhood.isLikelyEdit(of: "café", into: "cfaé") && TermNeighbourhood.isLikelyEdit(of: "ab", into: "ba"))
+    }
+
     @Test func knownWordsThatMatchKeepTheirExactResults() throws {
         let f = try Self.fixture([(1, "kernel", ""), (2, "kernels", ""), (3, "kennel", "")])
         let on = try f.index.search("kernel")
