@@ -31,7 +31,7 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-14, repeatable; 10, instruction counts under callgrind, 12 and 13, fleets of databases, and 14, PostgreSQL search at scale, run only when named).")
+    @Option(help: "Run only these scenarios (1-15, repeatable; 10, instruction counts under callgrind, 12 and 13, fleets of databases, 14, PostgreSQL search at scale, and 15, steady writes into PostgreSQL, run only when named).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -72,6 +72,18 @@ struct SearchlightBench: AsyncParsableCommand {
 
     @Option(help: "The seed of scenario 11's queries.")
     var typoSeed: UInt64 = 11
+
+    @Option(help: "Sink runs of 100 updated documents per GIN policy in scenario 15 (steady writes into PostgreSQL).")
+    var steadyBatches = 300
+
+    @Option(help: "Rounds of scenario 15's policies (the order reversed each round).")
+    var steadyRounds = 2
+
+    @Option(help: "One-word typo'd queries in scenario 11.")
+    var typoOneWordQueries = 300
+
+    @Flag(help: "Scenario 11 measures the one-word recall only.")
+    var typoRecallOnly = false
 
     @Option(help: "Databases in scenarios 12 and 13 (a fleet under one watch --dbs, and under one searchlight-postgres sink --dbs).")
     var fleetDatabases = 1_000
@@ -145,7 +157,13 @@ struct SearchlightBench: AsyncParsableCommand {
         } else if chosen.contains(14) {
             FileHandle.standardError.write(Data("scenario 14 (search on PostgreSQL at scale) skipped: no --postgres\n".utf8))
         }
-        try step(11, "typo tolerance and suggestions") { try TypoSearch.run(documents, queryCount: typoQueries, seed: typoSeed) }
+        if let postgres, chosen.contains(15) {
+            FileHandle.standardError.write(Data("scenario 15: steady writes into PostgreSQL and the GIN pending list…\n".utf8))
+            report.figures += try await PostgresSteadyWrites.run(documents, url: postgres, batches: steadyBatches, rounds: steadyRounds)
+        } else if chosen.contains(15) {
+            FileHandle.standardError.write(Data("scenario 15 (steady writes into PostgreSQL) skipped: no --postgres\n".utf8))
+        }
+        try step(11, "typo tolerance and suggestions") { try TypoSearch.run(documents, queryCount: typoQueries, seed: typoSeed, oneWordQueries: typoOneWordQueries, recallOnly: typoRecallOnly) }
         if chosen.contains(10) {
             FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))
             report.figures += try Instructions.run(documents, rows: instructionRows, cjkCorpus: cjkCorpus.first)
