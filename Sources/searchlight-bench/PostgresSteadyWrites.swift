@@ -12,7 +12,8 @@ import SearchlightPostgres
 /// With `fastupdate` (PostgreSQL's default), GIN appends new entries to a pending list and
 /// moves them into the index when the list passes `gin_pending_list_limit` (4 MB): the write
 /// that passes it pays for the move, and every search scans the list until then. The corpus is
-/// loaded as one source; then, for each policy of the documents' GIN index, `--steady-batches`
+/// loaded as one source (first once per policy, timed: a first sync's `COPY`); then, for each
+/// policy of the documents' GIN index, `--steady-batches`
 /// batches of 100 updated rows are written to SQLite and each is carried over by a sink run
 /// (`PostgresSink.runOnce()`: connect, read the batch, write it, commit), while another task
 /// searches the same source without pause (scenario 14's query mix); `--steady-rounds` rounds,
@@ -42,8 +43,42 @@ enum PostgresSteadyWrites {
         let name = "bench_steady_\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         let schemaURL = url + (url.contains("?") ? "&" : "?") + "schema=\(name)"
         let endpoint = try PostgresEndpoint(url: schemaURL)
-        let store = try PostgresScenario.emptySource(directory.appendingPathComponent("steady.sqlite").path)
-        try PostgresScenario.write(documents.enumerated().map { ($0.offset + 1, $0.element) }, to: store, rowsPerTransaction: 10_000)
+        let template = directory.appendingPathComponent("template.sqlite").path
+        do {
+            let store = try PostgresScenario.emptySource(template)
+            try PostgresScenario.write(documents.enumerated().map { ($0.offset + 1, $0.element) }, to: store, rowsPerTransaction: 10_000)
+            _ = try await store.databaseWriter.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        }
+        // What each policy costs a first sync (the snapshot path: COPY into the index).
+        var figures: [Figure] = []
+        for (number, policy) in Policy.allCases.enumerated() {
+            let loadName = name + "_load\(number)"
+            let loadURL = url + (url.contains("?") ? "&" : "?") + "schema=\(loadName)"
+            let loadEndpoint = try PostgresEndpoint(url: loadURL)
+            var maker = PostgresSink.Configuration()
+            maker.source = "schema-maker"
+            maker.logger.logLevel = .warning
+            _ = try await PostgresSink(store: try PostgresScenario.emptySource(directory.appendingPathComponent("maker\(number).sqlite").path),
+                                       endpoint: loadEndpoint, configuration: maker).runOnce()
+            try await PostgresScenario.withClient(loadEndpoint) { client in
+                try await client.query("ALTER INDEX \(unescaped: PostgresSchema.quoted(loadName)).documents_vector \(unescaped: policy.storage)")
+            }
+            let path = directory.appendingPathComponent("load\(number).sqlite").path
+            try FileManager.default.copyItem(atPath: template, toPath: path)
+            var loader = PostgresSink.Configuration()
+            loader.source = "load"
+            loader.logger.logLevel = .warning
+            let sink = try PostgresSink(store: try HistoryStore(path: path), endpoint: loadEndpoint, configuration: loader)
+            let clock = ContinuousClock()
+            let start = clock.now
+            _ = try await sink.runOnce()
+            let seconds = (clock.now - start).seconds
+            try await PostgresScenario.dropSchemas(url, [loadName])
+            figures.append(Figure("15 PostgreSQL steady writes", "\(policy.rawValue): a first sync of \(documents.count) documents (snapshot, COPY)", unit: "s", ours: seconds))
+        }
+        let path = directory.appendingPathComponent("steady.sqlite").path
+        try FileManager.default.copyItem(atPath: template, toPath: path)
+        let store = try HistoryStore(path: path)
         var configuration = PostgresSink.Configuration()
         configuration.source = "steady"
         configuration.logger.logLevel = .warning
@@ -53,7 +88,7 @@ enum PostgresSteadyWrites {
             try await client.query("VACUUM (ANALYZE) \(unescaped: PostgresSchema.quoted(name)).documents")
         }
         do {
-            let figures = try await measure(documents, store: store, sink: sink, endpoint: endpoint, batches: batches, rounds: rounds)
+            figures += try await measure(documents, store: store, sink: sink, endpoint: endpoint, batches: batches, rounds: rounds)
             try await PostgresScenario.dropSchemas(url, [name])
             return figures
         } catch {
@@ -85,7 +120,7 @@ enum PostgresSteadyWrites {
                     next += rowsPerBatch
                     try await store.databaseWriter.write { db in
                         for row in first..<first + rowsPerBatch {
-                            let document = documents[(row * 7 + 3) % documents.count]
+                            let document = documents[(row * 7 + 3 + row / documents.count) % documents.count] // another text on each pass
                             try db.execute(sql: "UPDATE docs SET title = ?, body = ? WHERE id = ?",
                                            arguments: [document.title, document.body, row % documents.count + 1])
                         }

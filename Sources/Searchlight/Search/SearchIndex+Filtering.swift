@@ -76,7 +76,7 @@ extension SearchIndex {
     /// search's connection; a text date is converted to unix seconds by SQLite
     /// (`(julianday(v) - 2440587.5) * 86400`) before it. The weights and half-lives are numbers
     /// from the model; `now` is an argument.
-    static func score(_ entity: IndexedEntity, schema: IndexSchema, fts: String, now: Double) -> (sql: String, arguments: StatementArguments)? {
+    static func score(_ entity: IndexedEntity, schema: IndexSchema, fts: String, now: Double, rank: String = "rank") -> (sql: String, arguments: StatementArguments)? {
         let hints = entity.entity.ranking.compactMap { hint in entity.attribute(named: hint.attribute).map { (hint, $0) } }
         guard !hints.isEmpty else { return nil }
         let table = SQLQuoting.identifier(schema.attributeTable(entity.id))
@@ -93,6 +93,6 @@ extension SearchIndex {
                 terms.append("\(hint.weight) * \(RankingBoost.name)(\(value), NULL, NULL)")
             }
         }
-        return ("rank * (1 + " + terms.joined(separator: " + ") + ")", arguments)
+        return (rank + " * (1 + " + terms.joined(separator: " + ") + ")", arguments)
     }
 }

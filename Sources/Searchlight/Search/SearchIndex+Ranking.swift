@@ -182,6 +182,9 @@ extension SearchIndex {
         var typos: String
         var unlikely: String
         var arguments: StatementArguments
+        /// What ranks the tier in place of FTS5's `rank` (``AlternativesRank``), with its arguments.
+        var rank: String
+        var rankArguments: StatementArguments
     }
 
     /// One entity's matches of an expression: their count (exact, or the counting bound), how
@@ -203,7 +206,7 @@ extension SearchIndex {
         // Filters and ranking hints (SearchIndex+Filtering.swift): a join before MATCH, a score.
         let restriction = scope.restriction(entity)
         if restriction.matchesNothing { return Matches() }
-        let score = Self.score(entity, schema: scope.schema, fts: fts, now: scope.now)
+        let score = Self.score(entity, schema: scope.schema, fts: fts, now: scope.now, rank: typos?.rank ?? "rank")
         // Counted up to the bound; past it, only whether the ranking cap applies.
         let countLimit = max(options.maximumCountedMatches, 1)
         let match = " FROM \(fts)" + restriction.join + " WHERE \(fts) MATCH ?"
@@ -226,8 +229,8 @@ extension SearchIndex {
         if !isCountExact { count = countLimit }
         var matches = Matches(count: count, isCountExact: isCountExact, ranked: lowest == nil ? count : rankingCap)
         if needed == 0 || count == 0 { return matches }
-        var sql = "SELECT \(fts).rowid, " + (score.map { "\($0.sql) AS searchlight_score" } ?? "rank")
-        var arguments: StatementArguments = score?.arguments ?? []
+        var sql = "SELECT \(fts).rowid, " + (score.map { "\($0.sql) AS searchlight_score" } ?? typos.map { "\($0.rank) AS searchlight_score" } ?? "rank")
+        var arguments: StatementArguments = (typos?.rankArguments ?? []) + (score?.arguments ?? [])
         // Fewer typos first, then the sort column if any, then matches of likely corrections
         // before the others, then rank.
         var orderBy: [String] = typos == nil ? [] : ["searchlight_typos"]
@@ -241,7 +244,7 @@ extension SearchIndex {
             arguments += typos.arguments
             orderBy.append("searchlight_unlikely")
         }
-        orderBy.append((score == nil ? "rank" : "searchlight_score") + ", \(fts).rowid")
+        orderBy.append((score == nil && typos == nil ? "rank" : "searchlight_score") + ", \(fts).rowid")
         // FTS5's totals are read only when the count alone would put snippets inline and
         // some of them would fall beyond the page.
         let ranked = matches.ranked

@@ -109,6 +109,7 @@ extension SearchIndex {
     /// ```
     func rankTypos(_ plan: TypoPlan, exact: Ranking, in scope: SearchScope, needed: Int, order: SearchOrder, _ db: Database) throws -> Ranking {
         var tier = Ranking()
+        try AlternativesRank.register(db)
         for entity in scope.entities where !entity.isSuspended {
             let columns = Set(entity.fieldColumns.map { $0.lowercased() })
             guard let tolerant = plan.parsed.expression(columns: columns) else { continue }
@@ -147,8 +148,12 @@ extension SearchIndex {
                 unlikely.append("CASE WHEN \(fts).rowid IN (SELECT rowid FROM \(fts) WHERE \(fts) MATCH ?) THEN 0 ELSE 1 END")
                 arguments += [likely]
             }
+            // A word's corrections are alternatives: a match scores the best it holds (``AlternativesRank``).
+            let groups = plan.parsed.phraseGroups(columns: columns).map(String.init).joined(separator: ",")
+            let weights = entity.weights.map { String($0) }.joined(separator: ", ")
             let typos = TypoOrder(typos: parts.isEmpty ? "1" : "(" + parts.joined(separator: " + ") + ")",
-                                  unlikely: unlikely.isEmpty ? "0" : "(" + unlikely.joined(separator: " + ") + ")", arguments: arguments)
+                                  unlikely: unlikely.isEmpty ? "0" : "(" + unlikely.joined(separator: " + ") + ")", arguments: arguments,
+                                  rank: "\(AlternativesRank.name)(\(fts), ?" + (weights.isEmpty ? "" : ", " + weights) + ")", rankArguments: [groups])
             let matches = try rankMatches(of: entity, expression: expression, in: scope, needed: needed, order: order,
                                           sortKey: exact.sortKeys[entity.id], typos: typos, db)
             tier.counts[entity.entity.name] = matches.count

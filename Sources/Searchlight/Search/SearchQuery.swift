@@ -189,6 +189,19 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
             return alternatives.isEmpty ? nil : alternatives.joined(separator: " OR ")
         }
 
+        /// The group of each phrase of ``expression(columns:)``, in order (FTS5 numbers the
+        /// phrases of an expression as they appear): a term, its corrections and the terms ORed
+        /// with it share their group's index; the excluded terms' phrases are -1.
+        func phraseGroups(columns: Set<String>?) -> [Int] {
+            func phrases(_ term: Term) -> Int { term.fts(columns: columns) == nil ? 0 : 1 + term.corrections.count }
+            var groups: [Int] = []
+            for (index, group) in self.groups.enumerated() {
+                for term in group { groups += Array(repeating: index, count: phrases(term)) }
+            }
+            for term in negatives { groups += Array(repeating: -1, count: phrases(term)) }
+            return groups
+        }
+
         /// The FTS5 expression, for an entity with `columns` (nil: every field exists).
         func expression(columns: Set<String>?) -> String? {
             // A term on a field the entity lacks matches nothing there: an OR group keeps its

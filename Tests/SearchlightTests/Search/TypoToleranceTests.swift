@@ -135,6 +135,24 @@ import SearchlightTestSupport
         #expect(sorted.hits.map(\.objectID) == (1...12).map { ObjectID.integer(Int64($0)) })
     }
 
+    /// A word's corrections are alternatives: a document that holds two of them (`function`
+    /// and `functions` for `fuonction`) scores the better one, not their sum, so the shorter
+    /// document that holds the word meant comes first, as bm25 ranks it for `function` alone.
+    @Test func aMatchScoresTheBestCorrectionItHoldsNotTheirSum() throws {
+        var notes: [(Int, String, String)] = [(1, "alpha", "function functions padding"), (2, "beta", "function")]
+        for id in 3...6 { notes.append((id, "gamma \(id)", "functions other")) }
+        for id in 7...30 { notes.append((id, "filler \(id)", "lunch sandwich")) }
+        let f = try Self.fixture(notes)
+        let exact = try f.index.search("function", typos: .off)
+        #expect(exact.hits.map(\.objectID) == [.integer(2), .integer(1)], "bm25 of the word meant")
+        let results = try f.index.search("fuonction")
+        #expect(results.hits.prefix(2).map(\.objectID) == [.integer(2), .integer(1)], "\(results.hits.map(\.title))")
+        #expect(results.hits.prefix(2).allSatisfy { $0.typos == 1 } && results.total == 6)
+        // Ranking hints and the excluded words keep working beside it.
+        let excluded = try f.index.search("fuonction -padding")
+        #expect(excluded.hits.first?.objectID == .integer(2) && !excluded.hits.contains { $0.objectID == .integer(1) })
+    }
+
     @Test func theLikelyEditsAreALetterLeftOutAndNeighboursSwapped() {
         #expect(TermNeighbourhood.isLikelyEdit(of: "market", into: "maret"))
         #expect(TermNeighbourhood.isLikelyEdit(of: "market", into: "arket") && TermNeighbourhood.isLikelyEdit(of: "market", into: "marke"))
