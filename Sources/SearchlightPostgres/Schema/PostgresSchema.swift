@@ -32,11 +32,17 @@
 /// `documents_source_newest (source, entity, token, object_key)` (one source): a snapshot gives
 /// every document of a source the same token, so the key orders them too. Building them locks out
 /// the sinks' writes for as long as it takes (seconds a million documents).
+/// Version 4 keeps the GIN index's pending list small (`gin_pending_list_limit = 256`, in kB;
+/// PostgreSQL's default is 4 MB) and empties it: the write that fills the list moves it into the
+/// index, and every search scans it until then, so a smaller list makes that write and those
+/// searches cheaper, for a slower bulk load. Scenario 15 of the benchmark chose it among the
+/// default, this and no list (`fastupdate = off`): docs/Figures.md.
 public enum PostgresSchema {
     /// The schema version this release creates and reads.
-    public static let currentVersion = 3
+    public static let currentVersion = 4
 
-    /// The statements of each version, in order (`%S` stands for the quoted schema name).
+    /// The statements of each version, in order (`%S` stands for the quoted schema name, `%L`
+    /// for it as a string literal).
     static let migrations: [[String]] = [
         [
             "CREATE SCHEMA IF NOT EXISTS %S",
@@ -87,6 +93,10 @@ public enum PostgresSchema {
             "CREATE INDEX IF NOT EXISTS documents_newest ON %S.documents (entity, token, source COLLATE \"C\", object_key COLLATE \"C\")",
             "CREATE INDEX IF NOT EXISTS documents_source_newest ON %S.documents (source, entity, token, object_key COLLATE \"C\")",
         ],
+        [
+            "ALTER INDEX %S.documents_vector SET (gin_pending_list_limit = 256)",
+            "SELECT gin_clean_pending_list(to_regclass(%L || '.documents_vector'))",
+        ],
     ]
 
     /// A schema name, quoted as a PostgreSQL identifier.
@@ -96,6 +106,9 @@ public enum PostgresSchema {
 
     /// The statements that bring a schema at `version` to ``currentVersion``.
     static func statements(from version: Int, schema: String) -> [String] {
-        migrations[version...].flatMap { $0 }.map { $0.replacingOccurrences(of: "%S", with: quoted(schema)) }
+        let literal = "'" + quoted(schema).replacingOccurrences(of: "'", with: "''") + "'"
+        return migrations[version...].flatMap { $0 }.map {
+            $0.replacingOccurrences(of: "%S", with: quoted(schema)).replacingOccurrences(of: "%L", with: literal)
+        }
     }
 }

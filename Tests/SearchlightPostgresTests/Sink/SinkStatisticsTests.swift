@@ -88,8 +88,10 @@ struct SinkStatisticsTests {
         try await insertNotes(1...5, into: store)
         let sink = try makeSink(store, url)
         _ = try await sink.runOnce()
+        #expect(try await ginOptions(url) == ["gin_pending_list_limit=256"], "a new schema's GIN index keeps a small pending list")
         // Back to what version 1 left.
         try await PostgresTestServer.withClient(url) { client in
+            try await client.query("ALTER INDEX \(unescaped: schema).documents_vector RESET (gin_pending_list_limit)")
             try await client.query("""
                 ALTER TABLE \(unescaped: schema).documents ALTER COLUMN body SET STATISTICS -1, ALTER COLUMN cjk SET STATISTICS -1
                 """)
@@ -117,5 +119,42 @@ struct SinkStatisticsTests {
         #expect(version == String(PostgresSchema.currentVersion))
         #expect(targets["body"] == 0 && targets["cjk"] == 0 && targets["title"] == 0)
         #expect(targets["vector"] == -1 && targets["source"] == -1)
+        // Version 4: a small pending list.
+        #expect(try await ginOptions(url) == ["gin_pending_list_limit=256"])
+    }
+
+    /// A schema named with both quotes is set up and migrated like any other (the migration
+    /// names it as an identifier and as a string).
+    @Test func aSchemaNamedWithQuotesIsSetUpAndMigrated() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("quotes").replacingOccurrences(of: "schema=", with: "schema=it%27s%20%22odd%22%20")
+        #expect(try PostgresEndpoint(url: url).schema.hasPrefix("it's \"odd\" "))
+        try await insertNotes(1...3, into: store)
+        let sink = try makeSink(store, url)
+        #expect(try await sink.runOnce().upserted == 3)
+        #expect(try await ginOptions(url) == ["gin_pending_list_limit=256"])
+        let schema = PostgresSchema.quoted(try PostgresEndpoint(url: url).schema)
+        try await PostgresTestServer.withClient(url) { client in
+            try await client.query("ALTER INDEX \(unescaped: schema).documents_vector RESET (gin_pending_list_limit)")
+            try await client.query("UPDATE \(unescaped: schema).meta SET value = '3' WHERE key = 'schema_version'")
+        }
+        try await insertNotes(4...4, into: store)
+        #expect(try await sink.runOnce().upserted == 1)
+        #expect(try await ginOptions(url) == ["gin_pending_list_limit=256"])
+        let total = try await PostgresSearch.withSearch(endpoint: PostgresEndpoint(url: url)) { try await $0.search("kernels").total }
+        #expect(total == 4)
+    }
+
+    /// The storage options of the documents' GIN index.
+    func ginOptions(_ url: String) async throws -> [String] {
+        let schema = PostgresSchema.quoted(try PostgresEndpoint(url: url).schema)
+        return try await PostgresTestServer.withClient(url) { client in
+            var options: [String] = []
+            for try await value in try await client.query("""
+                SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = to_regclass(\(schema + ".documents_vector"))
+                """).decode(String.self) { options = value.split(separator: ",").map(String.init) }
+            return options
+        }
     }
 }
