@@ -34,6 +34,7 @@ struct VerifyCommand: AsyncParsableCommand {
         var source: String
         var token: HistoryToken
         var entities: [PostgresVerification.EntityReport]
+        var vocabularyDifferences: Int
     }
 
     func run() async throws {
@@ -47,7 +48,8 @@ struct VerifyCommand: AsyncParsableCommand {
         switch format {
         case .json:
             Output.machine(try Output.json(Result(consistent: report.isConsistent, repaired: report.repaired, differences: report.differences,
-                                         source: report.source, token: report.token, entities: report.entities)))
+                                         source: report.source, token: report.token, entities: report.entities,
+                                         vocabularyDifferences: report.vocabularyDifferences)))
         case .table:
             for entity in report.entities {
                 print("\(entity.entity): \(entity.postgresDocuments) in PostgreSQL, \(entity.sourceDocuments) in the source; "
@@ -56,6 +58,9 @@ struct VerifyCommand: AsyncParsableCommand {
                     where !examples.isEmpty {
                     print("  \(kind): \(examples.joined(separator: " "))")
                 }
+            }
+            if report.vocabularyDifferences > 0 {
+                print("vocabulary: \(report.vocabularyDifferences) words counted otherwise than the documents hold them")
             }
             if report.differences == 0 {
                 print("PostgreSQL equals the source \(report.source) (token \(report.token)).")

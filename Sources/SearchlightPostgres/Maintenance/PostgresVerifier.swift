@@ -22,9 +22,12 @@ public struct PostgresVerification: Hashable, Sendable, Codable {
     /// The token both sides were compared at (PostgreSQL's checkpoint, equal to the source's head then).
     public var token: HistoryToken
     public var entities: [EntityReport]
+    /// Words of the source's vocabulary whose count differs from its documents' (missing,
+    /// extra or miscounted), before any repair.
+    public var vocabularyDifferences = 0
     /// Whether the differences were fixed (`repair`).
     public var repaired: Bool
-    public var differences: Int { entities.reduce(0) { $0 + $1.differences } }
+    public var differences: Int { entities.reduce(0) { $0 + $1.differences } + vocabularyDifferences }
     /// No difference left: none found, or all repaired.
     public var isConsistent: Bool { differences == 0 || repaired }
 }
@@ -179,12 +182,41 @@ public struct PostgresVerifier: Sendable {
                 reports.append(report)
                 if repair { try await writer.deleteEntities([entity], connection) }
             }
-            let report = PostgresVerification(source: source, token: head, entities: reports, repaired: repair)
+            var report = PostgresVerification(source: source, token: head, entities: reports, repaired: repair)
+            report.vocabularyDifferences = try await Self.vocabularyDifferences(schema: schema, source: source, repair: repair, connection, logger: logger)
             if repair && report.differences > 0 {
                 logger.notice("source \(source): repaired \(report.differences) documents in PostgreSQL")
             }
             return .compared(report)
         }
+    }
+
+    /// The words of the source's vocabulary (``PostgresSchema/vocabularyStatements``) whose
+    /// count differs from a count of its documents (after their repair, if any), made by
+    /// PostgreSQL; with `repair`, the source's vocabulary is counted again:
+    ///
+    /// ```sql
+    /// SELECT count(*) FROM (SELECT w, count(*) AS n FROM documents d, vocabulary_words(d.vector) w WHERE d.source = $1 GROUP BY w) x
+    /// FULL JOIN (SELECT word, documents FROM vocabulary WHERE source = $1) v ON v.word = x.w
+    /// WHERE x.n IS DISTINCT FROM v.documents;
+    /// ```
+    static func vocabularyDifferences(schema: String, source: String, repair: Bool, _ connection: PostgresConnection, logger: Logger) async throws -> Int {
+        var differences = 0
+        for try await count in try await connection.query("""
+            SELECT count(*) FROM (SELECT w, count(*) AS n FROM \(unescaped: schema).documents d, \(unescaped: schema).vocabulary_words(d.vector) w
+                                  WHERE d.source = \(source) GROUP BY w) x
+            FULL JOIN (SELECT word, documents FROM \(unescaped: schema).vocabulary WHERE source = \(source)) v ON v.word = x.w
+            WHERE x.n IS DISTINCT FROM v.documents
+            """, logger: logger).decode(Int64.self) { differences = Int(count) }
+        if repair, differences > 0 {
+            try await connection.query("DELETE FROM \(unescaped: schema).vocabulary WHERE source = \(source)", logger: logger)
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).vocabulary (word, source, documents)
+                SELECT w, \(source), count(*) FROM \(unescaped: schema).documents d, \(unescaped: schema).vocabulary_words(d.vector) w
+                WHERE d.source = \(source) GROUP BY w
+                """, logger: logger)
+        }
+        return differences
     }
 
     /// The documents among `documents` that PostgreSQL lacks (true) or holds otherwise (false),

@@ -37,9 +37,14 @@
 /// index, and every search scans it until then, so a smaller list makes that write and those
 /// searches cheaper, for a slower bulk load. Scenario 15 of the benchmark chose it among the
 /// default, this and no list (`fastupdate = off`): docs/Figures.md.
+/// Version 5 adds the vocabulary: each word of each source's documents with the number of its
+/// documents that hold it (what typo tolerance and suggestions read, as the local index's
+/// vocabulary, ``Searchlight/SearchIndex``). Triggers on `documents` keep it in step in the
+/// same transaction as any write, whoever makes it; the migration counts what is there
+/// (``vocabularyStatements``).
 public enum PostgresSchema {
     /// The schema version this release creates and reads.
-    public static let currentVersion = 4
+    public static let currentVersion = 5
 
     /// The statements of each version, in order (`%S` stands for the quoted schema name, `%L`
     /// for it as a string literal).
@@ -97,6 +102,7 @@ public enum PostgresSchema {
             "ALTER INDEX %S.documents_vector SET (gin_pending_list_limit = 256)",
             "SELECT gin_clean_pending_list(to_regclass(%L || '.documents_vector'))",
         ],
+        vocabularyStatements,
     ]
 
     /// A schema name, quoted as a PostgreSQL identifier.

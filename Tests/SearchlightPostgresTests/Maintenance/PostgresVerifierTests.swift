@@ -48,6 +48,42 @@ struct PostgresVerifierTests {
         #expect(try await SinkOracle.actual(url, source: "v") == SinkOracle.expected(database.path))
     }
 
+    /// The vocabulary is checked against a count of the documents: a word miscounted, one
+    /// missing and one extra are 3 differences, and repair counts the source's vocabulary again.
+    @Test func verifyFindsAMiscountedVocabularyAndRepairCountsItAgain() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("verifyvocab")
+        try await store.write(author: "app") { db in
+            for i in 1...20 { try db.execute(sql: "INSERT INTO notes(id, title, body) VALUES (?, ?, ?)", arguments: [i, "title \(i)", "kernel panic \(i % 3)"]) }
+        }
+        #expect(try await verifier(store, url).verify(repair: false).differences == 0)
+        let schema = try SinkOracle.schema(url)
+        func vocabulary() async throws -> [String: Int] {
+            try await PostgresTestServer.withClient(url) { client in
+                var words: [String: Int] = [:]
+                for try await (word, documents) in try await client.query(PostgresQuery(unsafeSQL: "SELECT word, documents FROM \(schema).vocabulary WHERE source = 'v'"))
+                    .decode((String, Int).self) { words[word] = documents }
+                return words
+            }
+        }
+        let counted = try await vocabulary()
+        #expect(counted["kernel"] == 20 && counted["title"] == 20 && counted["0"] == 6, "\(counted)")
+        try await PostgresTestServer.withClient(url) { client in
+            try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(schema).vocabulary SET documents = 99 WHERE word = 'kernel'"))
+            try await client.query(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).vocabulary WHERE word = 'panic'"))
+            try await client.query(PostgresQuery(unsafeSQL: "INSERT INTO \(schema).vocabulary VALUES ('ghost', 'v', 1)"))
+        }
+        let found = try await verifier(store, url).verify(repair: false)
+        #expect(found.vocabularyDifferences == 3 && found.differences == 3 && !found.isConsistent)
+        let cli = try await PostgresCLI.run(["verify", "--db", database.path, "--postgres", url, "--source", "v"])
+        #expect(cli.status == 1 && cli.stdout.contains("vocabulary: 3 words counted otherwise"), "\(cli.stdout)\(cli.stderr)")
+        let repaired = try await verifier(store, url).verify(repair: true)
+        #expect(repaired.vocabularyDifferences == 3 && repaired.isConsistent)
+        #expect(try await verifier(store, url).verify(repair: false).differences == 0)
+        #expect(try await vocabulary() == counted)
+    }
+
     @Test func statusShowsEachSourcesTokenLagResyncsAndDocuments() async throws {
         let database = try TestDatabase()
         let store = try database.openStore()

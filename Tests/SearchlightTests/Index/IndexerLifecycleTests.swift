@@ -78,7 +78,12 @@ import SearchlightTestSupport
     /// lock) ends with `timedOut`, and the indexer catches up once the lock goes.
     @Test func aBoundedWaitEndsWithTimedOut() async throws {
         let db = try TestDatabase()
-        let store = try db.openStore()
+        // The indexer's batch waits for the lock for as long as the test holds it: with the
+        // default 10 s, a loaded machine once let that wait expire within the waiter's window,
+        // and the waiter rightly threw the indexer's "database is locked" instead (CI).
+        var configuration = HistoryStore.Configuration()
+        configuration.busyTimeout = .seconds(600)
+        let store = try HistoryStore(path: db.path, model: TestDatabase.notesModel, configuration: configuration)
         let indexer = try Indexer(store: store)
         try indexer.indexPendingChanges()
         indexer.start()
