@@ -189,14 +189,17 @@ public struct SearchQuery: Hashable, Sendable, CustomStringConvertible {
             return alternatives.isEmpty ? nil : alternatives.joined(separator: " OR ")
         }
 
-        /// The group of each phrase of ``expression(columns:)``, in order (FTS5 numbers the
-        /// phrases of an expression as they appear): a term, its corrections and the terms ORed
-        /// with it share their group's index; the excluded terms' phrases are -1.
+        /// The alternatives each phrase of ``expression(columns:)`` belongs to, in order (FTS5
+        /// numbers the phrases of an expression as they appear): a term and its corrections
+        /// share one number, each term its own (terms ORed together add up, as bm25 adds them);
+        /// the excluded terms' phrases are -1.
         func phraseGroups(columns: Set<String>?) -> [Int] {
             func phrases(_ term: Term) -> Int { term.fts(columns: columns) == nil ? 0 : 1 + term.corrections.count }
             var groups: [Int] = []
-            for (index, group) in self.groups.enumerated() {
-                for term in group { groups += Array(repeating: index, count: phrases(term)) }
+            var next = 0
+            for term in self.groups.joined() {
+                groups += Array(repeating: next, count: phrases(term))
+                next += 1
             }
             for term in negatives { groups += Array(repeating: -1, count: phrases(term)) }
             return groups

@@ -49,7 +49,7 @@ extension PostgresSchema {
                 INSERT INTO \(unescaped: schema).meta(key, value) VALUES ('schema_version', \(String(currentVersion)))
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """, logger: logger)
-            logger.notice("PostgreSQL schema \(name) migrated from version \(version) to \(currentVersion)")
+            logger.notice("PostgreSQL schema \(PostgresSchema.shown(name)) migrated from version \(version) to \(currentVersion)")
         }
     }
 
@@ -61,7 +61,7 @@ extension PostgresSchema {
             try await Self.version(connection, schema: schema, logger: session.logger)
         }
         if version == 0 {
-            throw SearchlightError(.postgresError, "PostgreSQL schema \"\(schema)\" holds no Searchlight tables: run `searchlight-postgres sink` first")
+            throw SearchlightError(.postgresError, "PostgreSQL schema \(PostgresSchema.shown(schema)) holds no Searchlight tables: run `searchlight-postgres sink` first")
         }
         if version > currentVersion { throw newerVersion(version, schema: schema) }
     }
@@ -88,7 +88,7 @@ extension PostgresSchema {
         let rows = try await connection.query("SELECT value FROM \(unescaped: schema).meta WHERE key = 'schema_version'", logger: logger)
         for try await value in rows.decode(String.self) {
             guard let number = Int(value) else {
-                throw SearchlightError(.postgresError, "PostgreSQL schema \"\(name)\" has an unreadable schema_version \"\(value)\"")
+                throw SearchlightError(.postgresError, "PostgreSQL schema \(PostgresSchema.shown(name)) has an unreadable schema_version \"\(value)\"")
             }
             version = number
         }
@@ -96,6 +96,6 @@ extension PostgresSchema {
     }
 
     private static func newerVersion(_ version: Int, schema: String) -> SearchlightError {
-        SearchlightError(.postgresError, "PostgreSQL schema \"\(schema)\" is at version \(version), newer than this release of Searchlight reads (\(currentVersion)): upgrade searchlight-postgres")
+        SearchlightError(.postgresError, "PostgreSQL schema \(PostgresSchema.shown(schema)) is at version \(version), newer than this release of Searchlight reads (\(currentVersion)): upgrade searchlight-postgres")
     }
 }

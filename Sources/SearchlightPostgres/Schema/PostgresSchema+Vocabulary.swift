@@ -33,12 +33,15 @@ extension PostgresSchema {
         return [
             "CREATE TABLE IF NOT EXISTS %S.vocabulary (word text COLLATE \"C\" NOT NULL, source text NOT NULL, documents integer NOT NULL, PRIMARY KEY (word, source))",
             """
-            CREATE OR REPLACE FUNCTION %S.vocabulary_words(vector tsvector) RETURNS SETOF text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $words$
+            CREATE OR REPLACE FUNCTION %S.vocabulary_words(vector tsvector) RETURNS SETOF text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $words$
                 SELECT DISTINCT w FROM (SELECT substr(l, strpos(l, E'\\x1f') + 1) AS w FROM unnest(tsvector_to_array(vector)) l) x WHERE \(keeps)
             $words$
             """,
             """
             CREATE OR REPLACE FUNCTION %S.vocabulary_count() RETURNS trigger LANGUAGE plpgsql SET search_path = %S AS $count$
+            DECLARE
+                gone_words text[];
+                gone_sources text[];
             BEGIN
                 IF TG_OP = 'TRUNCATE' THEN
                     DELETE FROM vocabulary;
@@ -47,21 +50,30 @@ extension PostgresSchema {
                     SELECT w, a.source, count(*) FROM added a, vocabulary_words(a.vector) w GROUP BY w, a.source ORDER BY w, a.source
                     ON CONFLICT (word, source) DO UPDATE SET documents = v.documents + excluded.documents;
                 ELSE
+                    -- The words whose count reaches 0 are noted as they are counted, then deleted.
                     IF TG_OP = 'UPDATE' THEN
-                        INSERT INTO vocabulary AS v (word, source, documents)
-                        SELECT w, source, sum(n) FROM (
-                            SELECT a.source, w, 1 AS n FROM added a, vocabulary_words(a.vector) w
-                            UNION ALL
-                            SELECT r.source, w, -1 FROM removed r, vocabulary_words(r.vector) w
-                        ) x GROUP BY w, source HAVING sum(n) <> 0 ORDER BY w, source
-                        ON CONFLICT (word, source) DO UPDATE SET documents = v.documents + excluded.documents;
+                        WITH counted AS (
+                            INSERT INTO vocabulary AS v (word, source, documents)
+                            SELECT w, source, sum(n) FROM (
+                                SELECT a.source, w, 1 AS n FROM added a, vocabulary_words(a.vector) w
+                                UNION ALL
+                                SELECT r.source, w, -1 FROM removed r, vocabulary_words(r.vector) w
+                            ) x GROUP BY w, source HAVING sum(n) <> 0 ORDER BY w, source
+                            ON CONFLICT (word, source) DO UPDATE SET documents = v.documents + excluded.documents
+                            RETURNING v.word, v.source, v.documents)
+                        SELECT array_agg(word), array_agg(source) INTO gone_words, gone_sources FROM counted WHERE documents <= 0;
                     ELSE
-                        UPDATE vocabulary v SET documents = v.documents - x.n
-                        FROM (SELECT w, r.source, count(*) AS n FROM removed r, vocabulary_words(r.vector) w GROUP BY w, r.source) x
-                        WHERE v.word = x.w AND v.source = x.source;
+                        WITH counted AS (
+                            UPDATE vocabulary v SET documents = v.documents - x.n
+                            FROM (SELECT w, r.source, count(*) AS n FROM removed r, vocabulary_words(r.vector) w GROUP BY w, r.source) x
+                            WHERE v.word = x.w AND v.source = x.source
+                            RETURNING v.word, v.source, v.documents)
+                        SELECT array_agg(word), array_agg(source) INTO gone_words, gone_sources FROM counted WHERE documents <= 0;
                     END IF;
-                    DELETE FROM vocabulary v USING (SELECT DISTINCT w, r.source FROM removed r, vocabulary_words(r.vector) w) x
-                    WHERE v.word = x.w AND v.source = x.source AND v.documents <= 0;
+                    IF gone_words IS NOT NULL THEN
+                        DELETE FROM vocabulary v USING unnest(gone_words, gone_sources) AS g(w, s)
+                        WHERE v.word = g.w AND v.source = g.s AND v.documents <= 0;
+                    END IF;
                 END IF;
                 RETURN NULL;
             END

@@ -1,3 +1,5 @@
+import SearchlightHistory
+
 /// The tables the sink keeps in PostgreSQL, in a schema of their own (`searchlight` by default),
 /// created and migrated by the sink itself (``migrations``; the version is in `meta`).
 ///
@@ -23,6 +25,7 @@
 ///     cjk text NOT NULL,                  -- CJK runs, prepared: exact check of a CJK query run
 ///     vector tsvector NOT NULL,           -- GIN-indexed
 ///     token bigint NOT NULL)              -- the history token of the last change applied
+/// searchlight.vocabulary(word text COLLATE "C", source text, documents integer)  -- version 5, kept by triggers
 /// ```
 ///
 /// Version 2 keeps planner statistics only for the columns queries filter on (source, entity,
@@ -104,6 +107,12 @@ public enum PostgresSchema {
         ],
         vocabularyStatements,
     ]
+
+    /// A schema name as a message shows it: quoted as an identifier (an inner `"` doubled, so
+    /// that its bounds are plain), control characters escaped.
+    static func shown(_ name: String) -> String {
+        quoted(UserText.shown(name, limit: 63))
+    }
 
     /// A schema name, quoted as a PostgreSQL identifier.
     public static func quoted(_ name: String) -> String {

@@ -160,7 +160,7 @@ public struct PostgresSearch: Sendable {
             throw error
         } catch let error as PSQLError {
             if error.serverInfo?[.sqlState] == "42P01" || error.serverInfo?[.sqlState] == "3F000" {
-                throw SearchlightError(.notInstalled, "PostgreSQL holds no Searchlight documents in schema \"\(schema)\": run `searchlight-postgres sink` first", underlyingError: error)
+                throw SearchlightError(.notInstalled, "PostgreSQL holds no Searchlight documents in schema \(PostgresSchema.shown(schema)): run `searchlight-postgres sink` first", underlyingError: error)
             }
             throw SearchlightError(.postgresError, "search on PostgreSQL failed: \(PostgresErrors.describe(error))", underlyingError: error)
         } catch is CancellationError {

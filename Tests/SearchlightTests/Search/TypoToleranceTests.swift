@@ -148,6 +148,14 @@ import SearchlightTestSupport
         let results = try f.index.search("fuonction")
         #expect(results.hits.prefix(2).map(\.objectID) == [.integer(2), .integer(1)], "\(results.hits.map(\.title))")
         #expect(results.hits.prefix(2).allSatisfy { $0.typos == 1 } && results.total == 6)
+        // Words ORed together are no alternatives: a document that holds both corrected words
+        // scores both, as it does for the words typed right (an outsider's finding).
+        let g = try Self.fixture([(1, "processor", "processor design notes and more words here"), (2, "memory", "memory layout notes and more words here"),
+                                  (3, "processor memory", "processor memory notes and more words here"), (4, "other", "unrelated text"),
+                                  (5, "other2", "more unrelated text")])
+        #expect(try g.index.search("processor OR memory", typos: .off).hits.first?.objectID == .integer(3))
+        let ored = try g.index.search("procesor OR memry")
+        #expect(ored.hits.map(\.objectID).first == .integer(3) && ored.total == 3, "\(ored.hits.map(\.title))")
         // Ranking hints and the excluded words keep working beside it.
         let excluded = try f.index.search("fuonction -padding")
         #expect(excluded.hits.first?.objectID == .integer(2) && !excluded.hits.contains { $0.objectID == .integer(1) })
