@@ -35,15 +35,23 @@ struct SourceRow: Sendable, Hashable {
     /// ```
     static func read(_ source: String, schema: String, lock: Bool, _ connection: PostgresConnection, logger: Logger) async throws -> SourceRow? {
         let lockClause = lock ? "FOR UPDATE" : ""
+        // The schema's version with it: a newer release may have migrated the schema since this
+        // process checked it (an upgrade rolling through a fleet); this one must not write there.
         let rows = try await connection.query("""
-            SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs
+            SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs,
+                   (SELECT value FROM \(unescaped: schema).meta WHERE key = 'schema_version')
             FROM \(unescaped: schema).sources WHERE source = \(source) \(unescaped: lockClause)
             """, logger: logger)
         var result: SourceRow?
-        for try await (token, timestamp, previous, previousTimestamp, digest, model, resyncs)
-            in rows.decode((Int64, Double?, Int64?, Double?, String?, String, Int32).self) {
+        var version: String?
+        for try await (token, timestamp, previous, previousTimestamp, digest, model, resyncs, schemaVersion)
+            in rows.decode((Int64, Double?, Int64?, Double?, String?, String, Int32, String?).self) {
             result = SourceRow(token: token, tokenTimestamp: timestamp, previousToken: previous, previousTimestamp: previousTimestamp,
                                batchDigest: digest, modelJSON: model, resyncs: Int(resyncs))
+            version = schemaVersion
+        }
+        if let version, let number = Int(version), number > PostgresSchema.currentVersion {
+            throw SearchlightError(.postgresError, "PostgreSQL schema \(schema) was migrated to version \(number) by a newer release of Searchlight since this process started (this one reads \(PostgresSchema.currentVersion)): upgrade searchlight-postgres")
         }
         return result
     }

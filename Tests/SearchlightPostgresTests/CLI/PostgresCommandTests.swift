@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import SearchlightHistory
 import SearchlightPostgres
 import SearchlightTestSupport
@@ -34,6 +35,30 @@ struct PostgresCommandTests {
         #expect(status.status == 0 && status.stdout.contains("\"source\" : \"cli\""), "\(status.stderr)")
         let verify = try await PostgresCLI.run(["verify", "--db", database.path, "--postgres", url, "--source", "cli"])
         #expect(verify.status == 0 && verify.stdout.contains("PostgreSQL equals the source cli"), "\(verify.stdout)\(verify.stderr)")
+    }
+
+    /// A following sink whose schema a newer release migrates meanwhile (an upgrade rolling
+    /// through a fleet) stops at its next batch with one line, and writes nothing there (an
+    /// outsider's finding: the previous release's sink went on writing).
+    @Test func aFollowingSinkStopsWhenANewerReleaseMigratedItsSchema() async throws {
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        let url = PostgresTestServer.freshURL("newer")
+        try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('before')") }
+        let following = PostgresCLI.start(["sink", "--db", database.path, "--postgres", url, "--source", "cli"])
+        #expect(await following.waitUntil(stderrContains: "following source cli"))
+        let meta = PostgresSchema.quoted(try PostgresEndpoint(url: url).schema) + ".meta"
+        try await PostgresTestServer.withClient(url) { client in
+            try await client.query(PostgresQuery(unsafeSQL: "UPDATE \(meta) SET value = '\(PostgresSchema.currentVersion + 1)' WHERE key = 'schema_version'"))
+        }
+        try await store.write(author: "app") { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('after')") }
+        let stopped = await following.waitUntil(stderrContains: "by a newer release")
+        if !stopped { following.process.interrupt() }
+        let result = try await PostgresCLI.finish(following)
+        #expect(stopped && result.status == 1, "\(result.stderr)")
+        #expect(result.stderrLines.last?.contains("by a newer release") == true, "the last line says why: \(result.stderr)")
+        #expect(result.stderr.contains("was migrated to version \(PostgresSchema.currentVersion + 1) by a newer release"), "\(result.stderr)")
+        #expect(try await SinkOracle.actual(url, source: "cli").count == 1, "nothing written after the migration")
     }
 
     @Test func badInputGetsOneLineAndChangesNothing() async throws {
