@@ -68,6 +68,14 @@ public struct SearchTextAnalyzer: Hashable, Sendable {
         return tokens
     }
 
+    /// Whether a folded word belongs in a vocabulary, as the local index's keeps it (typo
+    /// tolerance and suggestions read it): at most ``maximumVocabularyWordBytes`` bytes of UTF-8,
+    /// no CJK character (a character is a word of its own there, and one edit makes another word).
+    public static func isVocabularyWord(_ word: some StringProtocol) -> Bool { IndexVocabulary.keeps(word) }
+
+    /// The longest word, in bytes of UTF-8, a vocabulary keeps.
+    public static let maximumVocabularyWordBytes = IndexVocabulary.maximumTermBytes
+
     /// The kind of a token that the query parser or ``tokens(_:)`` produced.
     public func kind(of word: String) -> TokenKind {
         guard let first = word.unicodeScalars.first else { return .word }

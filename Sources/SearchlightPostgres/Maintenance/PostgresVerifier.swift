@@ -185,7 +185,7 @@ public struct PostgresVerifier: Sendable {
             var report = PostgresVerification(source: source, token: head, entities: reports, repaired: repair)
             report.vocabularyDifferences = try await Self.vocabularyDifferences(schema: schema, source: source, repair: repair, connection, logger: logger)
             if repair && report.differences > 0 {
-                logger.notice("source \(source): repaired \(report.differences) documents in PostgreSQL")
+                logger.notice("source \(source): repaired \(report.differences) differences in PostgreSQL (\(report.vocabularyDifferences) of them in the vocabulary)")
             }
             return .compared(report)
         }
@@ -209,6 +209,11 @@ public struct PostgresVerifier: Sendable {
             WHERE x.n IS DISTINCT FROM v.documents
             """, logger: logger).decode(Int64.self) { differences = Int(count) }
         if repair, differences > 0 {
+            // Nobody writes documents while the count is made and put in place: a DBA's delete
+            // waiting on a vocabulary row the repair replaced would otherwise subtract from the
+            // new count what it already lacks (an outsider's finding). The sinks of other
+            // sources wait for as long as one source's count takes.
+            try await connection.query("LOCK TABLE \(unescaped: schema).documents IN SHARE MODE", logger: logger)
             try await connection.query("DELETE FROM \(unescaped: schema).vocabulary WHERE source = \(source)", logger: logger)
             try await connection.query("""
                 INSERT INTO \(unescaped: schema).vocabulary (word, source, documents)

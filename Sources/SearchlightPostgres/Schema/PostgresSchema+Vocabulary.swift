@@ -9,7 +9,7 @@ import Searchlight
 ///
 /// A document's words are its vector's lexemes without their field (`body\u{1F}kernel` is
 /// `kernel`), each counted once per document, and only those the local index's vocabulary keeps
-/// (``Searchlight/IndexVocabulary``): at most 64 bytes, no CJK character. Statement triggers with
+/// (``Searchlight/SearchTextAnalyzer/isVocabularyWord(_:)``): at most 64 bytes, no CJK character. Statement triggers with
 /// transition tables count a whole statement's documents at once (a batch's upsert, a
 /// snapshot's `COPY`, a resync's `DELETE`), adding the new documents' words and subtracting
 /// the old ones', in word order (two writers of one source never run at once; two sources
@@ -29,14 +29,14 @@ extension PostgresSchema {
     /// on a schema that has them (a migration from an older version marker), they count it all
     /// again.
     static var vocabularyStatements: [String] {
-        let keeps = "octet_length(w) BETWEEN 1 AND \(IndexVocabulary.maximumTermBytes) AND (w ~ '^[\\x01-\\x7f]+$' OR w !~ '\(nonWordCharacters)')"
+        let keeps = "octet_length(w) BETWEEN 1 AND " + String(SearchTextAnalyzer.maximumVocabularyWordBytes)
+            + " AND (w ~ '^[\\x01-\\x7f]+$' OR w !~ '" + nonWordCharacters + "')"
         return [
             "CREATE TABLE IF NOT EXISTS %S.vocabulary (word text COLLATE \"C\" NOT NULL, source text NOT NULL, documents integer NOT NULL, PRIMARY KEY (word, source))",
             """
             CREATE OR REPLACE FUNCTION %S.vocabulary_words(vector tsvector) RETURNS SETOF text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $words$
-                SELECT DISTINCT w FROM (SELECT substr(l, strpos(l, E'\\x1f') + 1) AS w FROM unnest(tsvector_to_array(vector)) l) x WHERE \(keeps)
-            $words$
-            """,
+                SELECT DISTINCT w FROM (SELECT substr(l, strpos(l, E'\\x1f') + 1) AS w FROM unnest(tsvector_to_array(vector)) l) x WHERE
+            """ + " " + keeps + "\n$words$",
             """
             CREATE OR REPLACE FUNCTION %S.vocabulary_count() RETURNS trigger LANGUAGE plpgsql SET search_path = %S AS $count$
             DECLARE
@@ -92,19 +92,18 @@ extension PostgresSchema {
         ]
     }
 
-    /// A regular expression class of the characters a vocabulary word may not hold: CJK
-    /// characters (``Searchlight/IndexedText/isCJK(_:)``, every range of them) and the CJK
-    /// break token.
+    /// A regular expression class of the characters other than ASCII that a vocabulary word may
+    /// not hold (``Searchlight/SearchTextAnalyzer/isVocabularyWord(_:)``: CJK characters, the
+    /// CJK break token), found by asking of every one.
     static let nonWordCharacters: String = {
         var ranges: [ClosedRange<UInt32>] = []
         var start: UInt32?
-        for value in UInt32(0)...0x10FFFF {
-            let cjk = Unicode.Scalar(value).map(IndexedText.isCJK) ?? false
-            if cjk, start == nil { start = value }
-            if !cjk, let first = start { ranges.append(first...(value - 1)); start = nil }
+        for value in UInt32(0x80)...0x10FFFF {
+            let excluded = Unicode.Scalar(value).map { !SearchTextAnalyzer.isVocabularyWord(String(Character($0))) } ?? false
+            if excluded, start == nil { start = value }
+            if !excluded, let first = start { ranges.append(first...(value - 1)); start = nil }
         }
         if let first = start { ranges.append(first...0x10FFFF) }
-        ranges.append(IndexedText.breakToken.value...IndexedText.breakToken.value)
         func escaped(_ value: UInt32) -> String { value <= 0xFFFF ? String(format: "\\u%04X", value) : String(format: "\\U%08X", value) }
         return "[" + ranges.map { $0.lowerBound == $0.upperBound ? escaped($0.lowerBound) : escaped($0.lowerBound) + "-" + escaped($0.upperBound) }.joined() + "]"
     }()
