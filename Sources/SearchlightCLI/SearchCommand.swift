@@ -14,7 +14,7 @@ struct SearchCommand: ParsableCommand {
               help: "What to search for: words, \"phrases\", OR, -excluded, prefix*, field:word. Chinese, Japanese and Korean text matches as written. Words that start with '-' are part of the query.")
     var words: [String] = []
 
-    var query: String { words.joined(separator: " ") }
+    var query: String { QueryArguments.words(words).joined(separator: " ") }
 
     @Option(name: .customLong("entity"), help: "Only this entity (repeat for several).")
     var entities: [String] = []
@@ -62,7 +62,7 @@ struct SearchCommand: ParsableCommand {
     var format: Format = .table
 
     func validate() throws {
-        if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
+        if QueryArguments.words(words).isEmpty { throw ValidationError("Missing expected argument '<query>'") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }

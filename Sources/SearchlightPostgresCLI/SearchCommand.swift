@@ -18,7 +18,7 @@ struct SearchCommand: AsyncParsableCommand {
               help: "What to search for: words, \"phrases\", OR, -excluded, prefix*, field:word. Chinese, Japanese and Korean text matches as written. Words that start with '-' are part of the query.")
     var words: [String] = []
 
-    var query: String { words.joined(separator: " ") }
+    var query: String { QueryArguments.words(words).joined(separator: " ") }
 
     @Option(name: .customLong("source"), help: "Only this source (repeat for several).")
     var sources: [String] = []
@@ -46,7 +46,7 @@ struct SearchCommand: AsyncParsableCommand {
     var format: Format = .table
 
     func validate() throws {
-        if words.isEmpty { throw ValidationError("Missing expected argument '<query>'") }
+        if QueryArguments.words(words).isEmpty { throw ValidationError("Missing expected argument '<query>'") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if countLimit < 0 { throw ValidationError("--count-limit must not be negative") }

@@ -85,6 +85,21 @@ import SearchlightTestSupport
         #expect(((try await json(["search", "--db", db.path, "body:kernel"]))["hits"] as! [[String: Any]]).compactMap { $0["id"] as? Int } == [11])
     }
 
+    /// `--` ends the options, as a shell user types it before a query that starts with `-`:
+    /// it is no word of the query, nor of its "did you mean" (an outsider's finding).
+    @Test func aDoubleDashEndsTheOptionsAndIsNoWordOfTheQuery() async throws {
+        let db = try await indexed()
+        let plain = try await CLI.run(["search", "--db", db.path, "kernal", "--typos", "off"])
+        let dashed = try await CLI.run(["search", "--db", db.path, "--typos", "off", "--", "kernal"])
+        #expect(dashed.status == 0 && dashed.stdout == plain.stdout, "\(dashed.stdout)")
+        #expect(dashed.stdout.contains(#"did you mean "kernel"?"#) && !dashed.stdout.contains("--"), "\(dashed.stdout)")
+        let excluded = try await CLI.run(["search", "--db", db.path, "--format", "json", "--", "kernel", "-halted"])
+        let written = try await CLI.run(["search", "--db", db.path, "--format", "json", "kernel", "-halted"])
+        #expect(excluded.status == 0 && excluded.stdout == written.stdout && written.stdout.contains("\"total\""), "\(excluded.stdout)")
+        let empty = try await CLI.run(["search", "--db", db.path, "--"])
+        #expect(empty.status != 0 && empty.stderr.contains("Missing expected argument"), "\(empty.stderr)")
+    }
+
     @Test func zeroHitQueriesSayWhyInTheTableAndInJSON() async throws {
         let db = try await indexed()
         let table = try await CLI.run(["search", "--db", db.path, "kernal", "--typos", "off"])
