@@ -40,6 +40,10 @@ enum AlternativesRank {
         var idf: [Double] = []
         var averageLength = 1.0
         var weights: [Double] = []
+        /// Scratch of one row, kept for the next (one statement runs on one thread): each
+        /// phrase's weighted count, each group's best score.
+        var frequency: [Double] = []
+        var best: [Double] = []
     }
 
     static let k1 = 1.2
@@ -68,25 +72,25 @@ enum AlternativesRank {
         var instances: Int32 = 0
         var code = api.xInstCount(fts, &instances)
         guard code == SQLITE_OK else { return code }
-        var frequency = [Double](repeating: 0, count: statistics.groups.count)
+        for i in statistics.frequency.indices { statistics.frequency[i] = 0 }
         for index in 0..<instances {
             var phrase: Int32 = 0, column: Int32 = 0, offset: Int32 = 0
             code = api.xInst(fts, index, &phrase, &column, &offset)
             guard code == SQLITE_OK else { return code }
             let i = Int(phrase), c = Int(column)
-            guard i < frequency.count else { continue }
-            frequency[i] += c < statistics.weights.count ? statistics.weights[c] : 1
+            guard i < statistics.frequency.count else { continue }
+            statistics.frequency[i] += c < statistics.weights.count ? statistics.weights[c] : 1
         }
         var length: Int32 = 0
         code = api.xColumnSize(fts, -1, &length)
         guard code == SQLITE_OK else { return code }
         let norm = k1 * (1 - b + b * Double(length) / statistics.averageLength)
-        var best: [Int: Double] = [:]
-        for (i, f) in frequency.enumerated() where f > 0 && statistics.groups[i] >= 0 {
+        for g in statistics.best.indices { statistics.best[g] = 0 }
+        for (i, f) in statistics.frequency.enumerated() where f > 0 && statistics.groups[i] >= 0 {
             let term = statistics.idf[i] * f * (k1 + 1) / (f + norm)
-            best[statistics.groups[i]] = max(best[statistics.groups[i]] ?? 0, term)
+            statistics.best[statistics.groups[i]] = max(statistics.best[statistics.groups[i]], term)
         }
-        sqlite3_result_double(context, -best.values.reduce(0, +))
+        sqlite3_result_double(context, -statistics.best.reduce(0, +))
         return SQLITE_OK
     }
 
@@ -98,6 +102,8 @@ enum AlternativesRank {
         let phrases = Int(api.xPhraseCount(fts))
         let listed = String(cString: text).split(separator: ",").map { Int($0) ?? -1 }
         statistics.groups = (0..<phrases).map { $0 < listed.count ? listed[$0] : -1 }
+        statistics.frequency = Array(repeating: 0, count: phrases)
+        statistics.best = Array(repeating: 0, count: (statistics.groups.max() ?? -1) + 1)
         statistics.weights = (1..<max(count, 1)).map { sqlite3_value_double(values[$0]) }
         var rows: Int64 = 0, tokens: Int64 = 0
         var code = api.xRowCount(fts, &rows)
