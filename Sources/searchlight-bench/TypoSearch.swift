@@ -62,15 +62,18 @@ enum TypoSearch {
         return queries
     }
 
+    /// Whether `index` finds the document in the top 10 of the text, tolerance off.
+    static func findsExactly(_ index: SearchIndex) -> (String, Int64) throws -> Bool {
+        { text, document in try index.search(text, limit: 10, typos: .off).hits.contains { $0.objectID == .integer(document) } }
+    }
+
     /// One-word queries (the word alone, as written, finds its document in the top 10): how
     /// many of them still find it in the top 10 with one edit in the word, once the edits that
     /// spell another word of the index (the exact query matches: nothing is corrected) are set
     /// aside.
     static func oneWordRecall(_ documents: [Document], index: SearchIndex, count: Int, seed: UInt64) throws
         -> (found: Int, evaluated: Int, realWord: Int) {
-        let queries = try queries(documents, count: count, seed: seed, maximumOthers: 0) { text, document in
-            try index.search(text, limit: 10, typos: .off).hits.contains { $0.objectID == .integer(document) }
-        }
+        let queries = try queries(documents, count: count, seed: seed, maximumOthers: 0, findsExactly: findsExactly(index))
         var found = 0, evaluated = 0, realWord = 0
         let debug = ProcessInfo.processInfo.environment["SEARCHLIGHT_TYPO_DEBUG"] != nil
         for query in queries {
@@ -106,9 +109,7 @@ enum TypoSearch {
             unit: "%", oneWordShare, target: ">= 95%", met: oneWordShare >= 95)
         if recallOnly { return figures }
         FileHandle.standardError.write(Data("typo queries: seed \(seed), \(queryCount) queries\n".utf8))
-        let queries = try queries(documents, count: queryCount, seed: seed) { text, document in
-            try index.search(text, limit: 10, typos: .off).hits.contains { $0.objectID == .integer(document) }
-        }
+        let queries = try queries(documents, count: queryCount, seed: seed, findsExactly: findsExactly(index))
         func milliseconds(_ body: () throws -> Void) rethrows -> Double {
             let start = clock.now
             try body()

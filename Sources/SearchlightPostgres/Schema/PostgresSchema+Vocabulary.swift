@@ -12,8 +12,9 @@ import Searchlight
 /// (``Searchlight/SearchTextAnalyzer/isVocabularyWord(_:)``): at most 64 bytes, no CJK character. Statement triggers with
 /// transition tables count a whole statement's documents at once (a batch's upsert, a
 /// snapshot's `COPY`, a resync's `DELETE`), adding the new documents' words and subtracting
-/// the old ones', in word order (two writers of one source never run at once; two sources
-/// touch different rows), and delete the words no document holds any more:
+/// the old ones', in word order, and delete the words no document holds any more. Two sinks of
+/// one source never write at once and two sources touch different rows; a DBA's writes beside a
+/// sink of the same source may meet it in a deadlock, which the sink retries (`40P01`):
 ///
 /// ```sql
 /// INSERT INTO vocabulary AS v (word, source, documents)
