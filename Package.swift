@@ -48,6 +48,7 @@ let package = Package(
         .target(
             name: "SearchlightCommandSupport",
             dependencies: [
+                "Searchlight",
                 "SearchlightHistory",
                 .product(name: "Logging", package: "swift-log"),
             ]

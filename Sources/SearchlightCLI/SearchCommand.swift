@@ -181,14 +181,7 @@ struct SearchCommand: ParsableCommand {
     }
 
     /// A facet as a line: `tag: swift 12, rust 3 (and 4 more values)`.
-    static func footer(_ facet: SearchFacet) -> String {
-        let values = facet.buckets.map { bucket -> String in
-            let value = if case let .text(text) = bucket.value { text } else { bucket.value.description }
-            return "\(value) \(bucket.count)"
-        }
-        let more = facet.distinctValues - facet.buckets.count
-        return "\(facet.attribute): " + (values.isEmpty ? "no values" : values.joined(separator: ", ")) + (more > 0 ? " (and \(more) more values)" : "")
-    }
+    static func footer(_ facet: SearchFacet) -> String { FacetLine.text(facet) }
 
     /// What the search's bounds left out, if anything (a line of its own; on stderr for the
     /// formats that scripts read line by line).

@@ -35,6 +35,16 @@ struct SearchCommand: AsyncParsableCommand {
     @Flag(help: "Treat the last word as a prefix (as-you-type).")
     var prefix = false
 
+    @Option(help: ArgumentHelp("Only documents whose attributes satisfy this condition (as the local search means it).",
+                               discussion: #"E.g. 'year >= 2020 AND tag IN ("swift", "go") AND NOT archived = 1': =, !=, <, <=, >, >=, IN (…), IS [NOT] NULL, AND, OR, NOT, parentheses; text in quotes."#))
+    var filter: String?
+
+    @Option(name: .customLong("facet"), help: "Count the values of this attribute among all the matches (repeat for several).")
+    var facets: [String] = []
+
+    @Option(parsing: .unconditional, help: "With --facet: the most frequent values shown per facet.")
+    var facetLimit = 10
+
     @Option(parsing: .unconditional, help: "Count matches exactly up to this many per entity (0: no bound); past it, the total is a lower bound (\"10000+\"; JSON: \"totalRelation\": \"gte\").")
     var countLimit = PostgresSearch.Options().maximumCountedMatches
 
@@ -50,6 +60,7 @@ struct SearchCommand: AsyncParsableCommand {
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if countLimit < 0 { throw ValidationError("--count-limit must not be negative") }
+        if facetLimit < 1 { throw ValidationError("--facet-limit must be at least 1") }
     }
 
     /// A hit as scripts read it: the local command's fields, and the source.
@@ -74,7 +85,7 @@ struct SearchCommand: AsyncParsableCommand {
         var results: PostgresSearchResults
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case total, totalRelation, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation }
+            enum Key: String, CodingKey { case total, totalRelation, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation, facets }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(results.total, forKey: .total)
             try container.encode(results.totalRelation, forKey: .totalRelation) // "eq", or "gte": the counts are lower bounds
@@ -85,6 +96,7 @@ struct SearchCommand: AsyncParsableCommand {
             try container.encode(results.droppedTerms, forKey: .droppedTerms)
             try container.encode(results.hits.map(Hit.init), forKey: .hits)
             try container.encodeNil(forKey: .explanation) // no explanations on PostgreSQL
+            try container.encodeIfPresent(results.facets, forKey: .facets) // only with --facet
         }
     }
 
@@ -94,8 +106,11 @@ struct SearchCommand: AsyncParsableCommand {
         let (sources, entities) = (self.sources.isEmpty ? nil : Set(self.sources), self.entities.isEmpty ? nil : Set(self.entities))
         var options = PostgresSearch.Options()
         options.maximumCountedMatches = countLimit == 0 ? Int.max : countLimit
+        let filter = try self.filter.map { try SearchFilter(parsing: $0) }
+        let (facets, facetLimit) = (self.facets, self.facetLimit)
         let results = try await PostgresSearch.withSearch(endpoint: endpoint, options: options) { search in
-            try await search.search(text, asYouType: asYouType, sources: sources, entities: entities, limit: limit, offset: offset)
+            try await search.search(text, asYouType: asYouType, sources: sources, entities: entities, limit: limit, offset: offset,
+                                    filter: filter, facets: facets, facetLimit: facetLimit)
         }
         switch format {
         case .json:
@@ -122,6 +137,7 @@ struct SearchCommand: AsyncParsableCommand {
             let bySource = results.countsBySource.sorted { $0.key < $1.key }.map { "\($0.key) \(Output.count($0.value))" }.joined(separator: ", ")
             print("\(results.hits.count) of \(Output.count(results.total, atLeast: atLeast)) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))")
                   + (bySource.isEmpty ? "" : atLeast ? "; by source, of those ranked: \(bySource)" : "; by source: \(bySource)"))
+            for facet in results.facets ?? [] { print(FacetLine.text(facet)) }
             bounds(results).map { print($0) }
         }
     }

@@ -25,6 +25,9 @@ import SearchlightTestSupport
         // PostgreSQL search: a match's score (ts_rank with placeholders), the newest-first ORDER BY
         // (constant), conditions and LIMIT clauses of placeholders, the ranked rows' relation.
         "score", "newest", "below", "limit", "scope", "relation",
+        // PostgreSQL facets: each entity's branch (constant SQL, the match condition's
+        // placeholders), and the grouping key (one of two constant expressions).
+        "branches.joined(separator: \" UNION ALL \")", "groupKey",
     ]
     /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
     /// `PostgresSchema.quoted(` quotes an identifier.

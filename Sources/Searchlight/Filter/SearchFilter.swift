@@ -111,7 +111,7 @@ public indirect enum SearchFilter: Hashable, Sendable, CustomStringConvertible {
 
     /// Checks the bounds (terms, values, depth) and that every `IN` has a value. Depth counts
     /// each `NOT` and each change between `AND` and `OR` (a chain of ANDs is one level).
-    func validate() throws(SearchlightError) {
+    public func validate() throws(SearchlightError) {
         var terms = 0, values = 0, nodes = 0
         func visit(_ filter: SearchFilter, depth: Int, parent: Int) throws(SearchlightError) {
             // Counted on the way down: a huge tree is refused before the recursion gets deep.

@@ -7,7 +7,8 @@ import SearchlightHistory
 /// PostgreSQL sink) or compare another index with the rows.
 ///
 /// Values are returned as read, before ``SearchTextAnalyzer/prepare(_:)``: REAL values as
-/// SQLite writes them as text (`CAST(x AS TEXT)`), NULL as empty text.
+/// SQLite writes them as text (`CAST(x AS TEXT)`), NULL as empty text. Attribute values
+/// (``IndexedDocument/attributes``) are returned as stored.
 ///
 /// ```swift
 /// let reader = DocumentReader(model: store.model)
@@ -40,8 +41,8 @@ public struct DocumentReader: Sendable {
         let source = try source(entity)
         let columns = source.entity.fieldColumns
         return try SearchlightError.catchingCallbacks("cannot read documents of \(entity)") {
-            try source.unpreparedDocuments(for: ids, db).map { id, values in
-                (id, values.map { IndexedDocument(Dictionary(zip(columns, $0), uniquingKeysWith: { first, _ in first })) })
+            try source.unpreparedDocumentsWithAttributes(for: ids, db).map { id, values, attributes in
+                (id, values.map { source.document(columns: columns, values: $0, attributes: attributes) })
             }
         }
     }
@@ -59,7 +60,41 @@ public struct DocumentReader: Sendable {
             let rows = try Row.fetchCursor(db, sql: source.selectSQL(where: "\(key) IS NOT NULL") + " ORDER BY \(key)")
             while let row = try rows.next() {
                 guard let id = ObjectID.fromDatabaseValue(row[0]), let values = try source.values(of: row, db) else { continue }
-                try body(id, IndexedDocument(Dictionary(zip(columns, values), uniquingKeysWith: { first, _ in first })))
+                try body(id, source.document(columns: columns, values: values, attributes: source.attributeValues(of: row)))
+            }
+        }
+    }
+
+    /// How each attribute of `entity` compares values (its source column's affinity and
+    /// collation, as the table is now), by attribute name.
+    public func attributeComparisons(entity: String, in db: Database) throws(SearchlightError) -> [String: AttributeComparison] {
+        let source = try source(entity)
+        return try SearchlightError.catching("cannot read the columns of \(entity)") {
+            var comparisons: [String: AttributeComparison] = [:]
+            for attribute in source.entity.entity.attributes {
+                comparisons[attribute.name] = try IndexedAttribute.describe(attribute, table: source.entity.entity.table, db).comparison
+            }
+            return comparisons
+        }
+    }
+
+    /// The numbers `entity`'s ranking hints (``SearchlightHistory/SearchlightModel/RankingHint``)
+    /// read from a document's attribute values, one per hint in the model's order, as the local
+    /// search reads them: a popularity hint's INTEGER or REAL value; a date hint's value in unix
+    /// seconds (an INTEGER or REAL as it is, text as SQLite's `julianday()` reads it); nil where
+    /// the hint reads nothing (its boost is 0).
+    public func rankingInputs(entity: String, attributes: [String: AttributeValue], in db: Database) throws(SearchlightError) -> [Double?] {
+        let source = try source(entity)
+        return try SearchlightError.catching("cannot read the ranking hints of \(entity)") {
+            try source.entity.entity.ranking.map { hint -> Double? in
+                let value = attributes.first { $0.key.caseInsensitiveCompare(hint.attribute) == .orderedSame }?.value ?? .null
+                switch value {
+                case let .integer(number): return Double(number)
+                case let .real(number): return number.isNaN ? nil : number
+                case let .text(text) where hint.halfLifeDays != nil:
+                    return try Double.fetchOne(db, sql: "SELECT (julianday(?) - 2440587.5) * 86400.0", arguments: [text])
+                default: return nil
+                }
             }
         }
     }

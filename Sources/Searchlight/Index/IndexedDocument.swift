@@ -6,6 +6,10 @@ import SearchlightHistory
 public struct IndexedDocument: Hashable, Sendable {
     /// Values by field column. A missing field is indexed as empty text.
     public var values: [String: String]
+    /// The attributes' values as the row stores them, by attribute name: what
+    /// ``DocumentReader`` read (an absent attribute is NULL). Attributes always come from the
+    /// row's columns: a ``DocumentBuilder``'s are not read.
+    public var attributes: [String: AttributeValue] = [:]
 
     public init(_ values: [String: String]) { self.values = values }
 }
@@ -103,6 +107,18 @@ package struct DocumentSource: Sendable {
         try documents(for: ids, db, fields: values(of:_:))
     }
 
+    /// ``unpreparedDocuments(for:_:)`` with each present object's attribute values.
+    package func unpreparedDocumentsWithAttributes(for ids: [ObjectID], _ db: Database) throws -> [(ObjectID, [String]?, [DatabaseValue])] {
+        guard !entity.attributes.isEmpty else { return try unpreparedDocuments(for: ids, db).map { ($0.0, $0.1, []) } }
+        var attributes: [ObjectID: [DatabaseValue]] = [:]
+        let documents = try documents(for: ids, db) { row, db in
+            let values = try values(of: row, db)
+            if values != nil, let id = ObjectID.fromDatabaseValue(row[0]) { attributes[id] = attributeValues(of: row) }
+            return values
+        }
+        return documents.map { ($0.0, $0.1, attributes[$0.0] ?? []) }
+    }
+
     private func documents(for ids: [ObjectID], _ db: Database, fields: (Row, Database) throws -> [String]?) throws -> [(ObjectID, [String]?)] {
         var result: [ObjectID: [String]?] = [:]
         for id in ids { result[id] = .some(nil) }
@@ -129,5 +145,15 @@ package struct DocumentSource: Sendable {
         case .double: try String.fetchOne(db, sql: "SELECT CAST(? AS TEXT)", arguments: [value]) ?? ""
         case let .blob(data): String(decoding: data, as: UTF8.self)
         }
+    }
+}
+
+extension DocumentSource {
+    /// A document of field values (in ``IndexedEntity/fieldColumns`` order) and attribute values
+    /// (in ``IndexedEntity/attributes`` order).
+    package func document(columns: [String], values: [String], attributes: [DatabaseValue]) -> IndexedDocument {
+        var document = IndexedDocument(Dictionary(zip(columns, values), uniquingKeysWith: { first, _ in first }))
+        for (attribute, value) in zip(entity.attributes, attributes) { document.attributes[attribute.name] = AttributeValue(value) }
+        return document
     }
 }

@@ -19,6 +19,11 @@ public struct SearchFacet: Hashable, Sendable, Codable {
         }
     }
 
+    /// The most facets a search may ask for.
+    public static let maximumFacets = 16
+    /// The largest `facetLimit` (values shown per facet).
+    public static let maximumLimit = 1_000
+
     /// The attribute's name, as the model declares it.
     public var attribute: String
     /// The most frequent values (at most the `facetLimit` of the search).

@@ -4,8 +4,8 @@ import SearchlightHistory
 /// The facets pass of a search: exact counts of attribute values among all the matches.
 extension SearchIndex {
     /// The most facets a search may ask for, and the largest `facetLimit`.
-    static let maximumFacets = 16
-    static let maximumFacetLimit = 1_000
+    static let maximumFacets = SearchFacet.maximumFacets
+    static let maximumFacetLimit = SearchFacet.maximumLimit
 
     /// Checks the facets asked for: each one an attribute of a searched entity.
     static func validate(facets: [String], limit: Int, entities: [IndexedEntity]) throws(SearchlightError) {

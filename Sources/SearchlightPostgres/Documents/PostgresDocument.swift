@@ -47,6 +47,29 @@ public struct PostgresDocument: Hashable, Sendable {
     /// The folded tokens of each field that holds CJK text, one line per field
     /// (``cjkLine(field:tokens:)``): the text a query term with CJK text is checked in.
     public var cjkText: String
+    /// The attribute values as the source row stores them, by attribute name, and how each
+    /// compares (its column's affinity and collation): the `attributes` column
+    /// (``PostgresAttributes``).
+    public var attributes: [String: AttributeValue] = [:]
+    public var attributeComparisons: [String: AttributeComparison] = [:]
+
+    /// The numbers the entity's ranking hints read (``Searchlight/DocumentReader/rankingInputs(entity:attributes:in:)``),
+    /// in the model's order: the `boosts` column.
+    public var rankingInputs: [Double?] = []
+
+    /// The `boosts` column, a JSON array (nil when the entity has no hint). A number beyond
+    /// ±10^300 is written as ±10^300: the boost of such a value is what the local search
+    /// computes to the last digit, and PostgreSQL's arithmetic on it does not overflow.
+    var boostsJSON: String? {
+        guard !rankingInputs.isEmpty else { return nil }
+        return "[" + rankingInputs.map { input in
+            guard let input, !input.isNaN else { return "null" }
+            return "\(min(max(input, -1e300), 1e300))"
+        }.joined(separator: ",") + "]"
+    }
+
+    /// The `attributes` column: nil when the entity has none.
+    var attributesJSON: String? { PostgresAttributes.encode(attributes, comparisons: attributeComparisons) }
 
     /// The key column's value: the object id, with its storage class (`i:42`, `t:abc`, `r:8.5`,
     /// `b:0A1B`); an integral REAL is the integer key SQLite makes it.
@@ -80,8 +103,11 @@ public struct PostgresDocument: Hashable, Sendable {
 
     /// Builds the document of `values` (by column, as ``DocumentReader`` reads them).
     public init(source: String, entity: SearchlightModel.Entity, objectID: ObjectID, token: Int64,
-                values: [String: String], analyzer: SearchTextAnalyzer) {
+                values: [String: String], attributes: [String: AttributeValue] = [:],
+                attributeComparisons: [String: AttributeComparison] = [:], analyzer: SearchTextAnalyzer) {
         self.source = source
+        self.attributes = attributes
+        self.attributeComparisons = attributeComparisons
         self.entity = entity.name
         self.objectID = objectID
         self.token = token

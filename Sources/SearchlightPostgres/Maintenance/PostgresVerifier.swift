@@ -116,13 +116,15 @@ public struct PostgresVerifier: Sendable {
                         let suspended = Set(try store.healCapture(in: db).notCapturing.map(\.name))
                         let reader = DocumentReader(model: model, builders: builders)
                         let analyzer = SearchTextAnalyzer(model: model)
+                        let comparisons = try SinkDocuments.comparisons(model, reader: reader, db)
                         for entity in model.entities {
                             try channel.send(.entity(entity.name))
                             guard !suspended.contains(entity.name) else { continue }
                             var chunk: [PostgresDocument] = []
                             try reader.forEachDocument(entity: entity.name, in: db) { id, document in
-                                chunk.append(SinkDocuments.make(source: source, entity: entity, id: id, token: head,
-                                                                values: document.values, analyzer: analyzer))
+                                chunk.append(try SinkDocuments.make(source: source, entity: entity, id: id, token: head, document: document,
+                                                                comparisons: comparisons[entity.name] ?? [:], analyzer: analyzer,
+                                                                reader: reader, db))
                                 if chunk.count == DocumentWriter.chunkSize { try channel.send(.documents(chunk)); chunk = [] }
                             }
                             if !chunk.isEmpty { try channel.send(.documents(chunk)) }
@@ -239,15 +241,17 @@ public struct PostgresVerifier: Sendable {
         let keys = documents.map(\.objectKey), ids = documents.map(\.objectJSON)
         let titles = documents.map { $0.title ?? "" }, hasTitles = documents.map { $0.title != nil }
         let fields = documents.map(SinkDocuments.fieldsJSON), bodies = documents.map(\.body), cjk = documents.map(\.cjkText)
-        let vectors = documents.map(\.vector)
+        let vectors = documents.map(\.vector), attributes = documents.map { $0.attributesJSON ?? "" }
+        let boosts = documents.map { $0.boostsJSON ?? "" }
         var result: [String: Bool] = [:]
         let rows = try await connection.query("""
             SELECT u.k, d.object_key IS NULL
             FROM unnest(\(keys)::text[], \(ids)::text[], \(titles)::text[], \(hasTitles)::bool[], \(fields)::text[],
-                        \(bodies)::text[], \(cjk)::text[], \(vectors)::text[]) AS u(k, o, t, ht, f, b, c, v)
+                        \(bodies)::text[], \(cjk)::text[], \(vectors)::text[], \(attributes)::text[], \(boosts)::text[]) AS u(k, o, t, ht, f, b, c, v, a, h)
             LEFT JOIN \(unescaped: schema).documents d ON d.source = \(source) AND d.entity = \(entity) AND d.object_key = u.k
             WHERE d.object_key IS NULL OR d.object_id <> u.o::jsonb OR d.title IS DISTINCT FROM (CASE WHEN u.ht THEN u.t END)
                OR d.fields <> u.f::jsonb OR d.body <> u.b OR d.cjk <> u.c OR d.vector <> u.v::tsvector
+               OR d.attributes IS DISTINCT FROM NULLIF(u.a, '')::jsonb OR d.boosts IS DISTINCT FROM NULLIF(u.h, '')::jsonb
             """, logger: logger)
         for try await (key, missing) in rows.decode((String, Bool).self) { result[key] = missing }
         return result

@@ -16,7 +16,8 @@ import SearchlightHistory
 ///     applied_at timestamptz NOT NULL,    -- when the last batch committed
 ///     resyncs integer NOT NULL DEFAULT 0, resync_reason text, resynced_at timestamptz,
 ///     database_path text,                 -- the file the last sink read
-///     model jsonb NOT NULL)               -- the source's model (entities, fields, weights)
+///     model jsonb NOT NULL,               -- the source's model (entities, fields, weights)
+///     attributes jsonb)                   -- version 6: how each entity's attributes compare (affinity, collation)
 /// searchlight.documents(
 ///     source text, entity text, object_key text,   -- PRIMARY KEY; object_key: PostgresDocument.key(id)
 ///     object_id jsonb NOT NULL,           -- the id as search results show it
@@ -24,7 +25,9 @@ import SearchlightHistory
 ///     body text NOT NULL,                 -- the other fields, prepared: snippets
 ///     cjk text NOT NULL,                  -- CJK runs, prepared: exact check of a CJK query run
 ///     vector tsvector NOT NULL,           -- GIN-indexed
-///     token bigint NOT NULL)              -- the history token of the last change applied
+///     token bigint NOT NULL,              -- the history token of the last change applied
+///     attributes jsonb,                   -- version 6: the attribute values (PostgresAttributes)
+///     boosts jsonb)                       -- version 6: what the ranking hints read, one number (or null) per hint
 /// searchlight.vocabulary(word text COLLATE "C", source text, documents integer)  -- version 5, kept by triggers
 /// ```
 ///
@@ -45,9 +48,14 @@ import SearchlightHistory
 /// vocabulary, ``Searchlight/SearchIndex``). Triggers on `documents` keep it in step in the
 /// same transaction as any write, whoever makes it; the migration counts what is there
 /// (``vocabularyStatements``).
+/// Version 6 adds the attributes: each document's values (``PostgresAttributes``, what filters
+/// and facets read) and each source's columns' affinity and collation (`sources.attributes`).
+/// Adding the columns rewrites nothing; a source whose model declares attributes is then
+/// written again by its sink's next run (a resync: "the documents in PostgreSQL carry no
+/// attribute values"), and until then its documents have none (filters on them match nothing).
 public enum PostgresSchema {
     /// The schema version this release creates and reads.
-    public static let currentVersion = 5
+    public static let currentVersion = 6
 
     /// The statements of each version, in order (`%S` stands for the quoted schema name, `%L`
     /// for it as a string literal).
@@ -106,6 +114,11 @@ public enum PostgresSchema {
             "SELECT gin_clean_pending_list(to_regclass(%L || '.documents_vector'))",
         ],
         vocabularyStatements,
+        [
+            "ALTER TABLE %S.documents ADD COLUMN IF NOT EXISTS attributes jsonb",
+            "ALTER TABLE %S.documents ADD COLUMN IF NOT EXISTS boosts jsonb",
+            "ALTER TABLE %S.sources ADD COLUMN IF NOT EXISTS attributes jsonb",
+        ],
     ]
 
     /// A schema name as a message shows it: quoted as an identifier (an inner `"` doubled, so

@@ -133,12 +133,29 @@ public struct PostgresSearch: Sendable {
     ///   - entities: only these entities (all if `nil`); one that no searched source declares is an error.
     ///   - limit: at most this many hits (`nil`: no limit); never more than ``Options/maximumHits``.
     ///   - offset: skip this many hits (paging).
-    /// - Throws: `invalidArgument`, `unknownEntity`, `notInstalled` (no sink wrote to this schema
+    ///   - filter: only documents whose attributes satisfy it, counted, ranked and faceted, with
+    ///     the meaning it has locally (``Searchlight/SearchFilter``: each column's affinity and
+    ///     collation, as ``PostgresAttributes`` keeps them); an entity that does not declare
+    ///     every attribute it names matches nothing, and an attribute no searched entity
+    ///     declares is an `invalidFilter` error.
+    ///   - facets: attributes whose values to count among all the matches
+    ///     (``PostgresSearchResults/facets``), the `facetLimit` most frequent of each, grouped
+    ///     and ordered as locally (``Searchlight/SearchFacet``).
+    /// - Throws: `invalidArgument`, `invalidFilter`, `unknownEntity`, `notInstalled` (no sink wrote to this schema
     ///   yet), `postgresError` (PostgreSQL failed: the connection, the server; as the sink says).
     public func search(_ text: String, asYouType: Bool = false, sources: Set<String>? = nil, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0) async throws(SearchlightError) -> PostgresSearchResults {
+                       limit: Int? = 20, offset: Int = 0, filter: SearchFilter? = nil,
+                       facets: [String] = [], facetLimit: Int = 10) async throws(SearchlightError) -> PostgresSearchResults {
         if let limit, limit < 0 { throw SearchlightError(.invalidArgument, "invalid limit \(limit): it must not be negative") }
         if offset < 0 { throw SearchlightError(.invalidArgument, "invalid offset \(offset): it must not be negative") }
+        try filter?.validate()
+        if facets.count > SearchFacet.maximumFacets {
+            throw SearchlightError(.invalidArgument, "\(facets.count) facets; at most \(SearchFacet.maximumFacets) are allowed")
+        }
+        if !(1...SearchFacet.maximumLimit).contains(facetLimit) {
+            throw SearchlightError(.invalidArgument, "invalid facet limit \(facetLimit): it must be between 1 and \(SearchFacet.maximumLimit)")
+        }
+        let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit)
         do {
             return try await client.withConnection { connection in
                 try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
@@ -148,7 +165,7 @@ public struct PostgresSearch: Sendable {
                     // its count pass slower at 10 million documents, 460-565 ms against 285-300.)
                     try await connection.query("SET LOCAL jit = off", logger: logger)
                     let results = try await run(text, asYouType: asYouType, sources: sources, entities: entities,
-                                                limit: limit, offset: offset, connection)
+                                                limit: limit, offset: offset, refinements: refinements, connection)
                     try await connection.query("COMMIT", logger: logger)
                     return results
                 } catch {
@@ -179,6 +196,19 @@ public struct PostgresSearch: Sendable {
         var compiled: PostgresQueryCompiler.Compiled
     }
 
+    /// A search's filter and facets, and how each source's attributes compare (source →
+    /// entity → attribute key → comparison; an entity's declared attributes only).
+    struct Refinements {
+        var filter: SearchFilter?
+        var facets: [String]
+        var facetLimit: Int
+        var comparisons: [String: [String: [String: AttributeComparison]]] = [:]
+        /// Each source's ranking hints, by entity (entities with hints only).
+        var hints: [String: [String: [SearchlightModel.RankingHint]]] = [:]
+        /// Now, in unix seconds: what a date hint's age is counted from.
+        var now = Date().timeIntervalSince1970
+    }
+
     struct Candidate {
         var score: Double
         var source: String
@@ -189,14 +219,25 @@ public struct PostgresSearch: Sendable {
     private var table: String { PostgresSchema.quoted(schema) + ".documents" }
 
     private func run(_ text: String, asYouType: Bool, sources names: Set<String>?, entities: Set<String>?,
-                     limit: Int?, offset: Int, _ connection: PostgresConnection) async throws -> PostgresSearchResults {
-        // Each source's model.
+                     limit: Int?, offset: Int, refinements: Refinements, _ connection: PostgresConnection) async throws -> PostgresSearchResults {
+        // Each source's model, and how its attributes compare.
+        var refinements = refinements
         var binds = SQLBinds()
-        var sql = "SELECT source, model::text FROM \(PostgresSchema.quoted(schema)).sources"
+        var sql = "SELECT source, model::text, attributes::text FROM \(PostgresSchema.quoted(schema)).sources"
         if let names { sql += " WHERE source = ANY(\(binds.add(names.sorted())))" }
         var models: [(String, SearchlightModel)] = []
-        for try await (source, json) in try await connection.query(PostgresQuery(unsafeSQL: sql + " ORDER BY source", binds: binds.bindings), logger: logger).decode((String, String).self) {
-            models.append((source, try SearchlightModel(jsonData: Data(json.utf8))))
+        for try await (source, json, attributes) in try await connection.query(PostgresQuery(unsafeSQL: sql + " ORDER BY source", binds: binds.bindings), logger: logger).decode((String, String, String?).self) {
+            let model = try SearchlightModel(jsonData: Data(json.utf8))
+            models.append((source, model))
+            let stored = attributes.flatMap { try? JSONDecoder().decode([String: [String: AttributeComparison]].self, from: Data($0.utf8)) } ?? [:]
+            for entity in model.entities where !entity.ranking.isEmpty { refinements.hints[source, default: [:]][entity.name] = entity.ranking }
+            for entity in model.entities where !entity.attributes.isEmpty {
+                // (A source not written again since schema version 6 has no values: all NULL.)
+                for attribute in entity.attributes {
+                    refinements.comparisons[source, default: [:]][entity.name, default: [:]][PostgresAttributes.key(attribute.name)] =
+                        stored[entity.name]?[attribute.name] ?? AttributeComparison()
+                }
+            }
         }
         if let names, let unknown = names.sorted().first(where: { name in !models.contains { $0.0 == name } }) {
             throw SearchlightError(.invalidArgument, "unknown source \"\(unknown)\": PostgreSQL holds no documents of it (\(models.isEmpty && names.count == 1 ? "no sink wrote it yet" : "check the name"))")
@@ -209,6 +250,27 @@ public struct PostgresSearch: Sendable {
         var results = PostgresSearchResults(total: 0, countsByEntity: Dictionary(uniqueKeysWithValues: searched.map { ($0, 0) }),
                                             countsBySource: Dictionary(uniqueKeysWithValues: models.map { ($0.0, 0) }),
                                             rankedMatches: 0, isTruncated: false, hits: [])
+        // The attributes the searched entities declare, as first declared: filters and facets name them.
+        var attributeNames: [String] = []
+        for (_, model) in models {
+            for entity in model.entities where searched.contains(entity.name) {
+                for attribute in entity.attributes where !attributeNames.contains(where: { PostgresAttributes.key($0) == PostgresAttributes.key(attribute.name) }) {
+                    attributeNames.append(attribute.name)
+                }
+            }
+        }
+        func unknownAttribute(_ name: String) -> String {
+            let declared = attributeNames.map { UserText.shown($0) }
+            return "unknown attribute \"\(UserText.shown(name))\" (\(declared.isEmpty ? "the searched entities declare no attributes" : "declared: " + declared.joined(separator: ", ")))"
+        }
+        for name in refinements.filter?.attributes ?? [] where !attributeNames.contains(where: { PostgresAttributes.key($0) == PostgresAttributes.key(name) }) {
+            throw SearchlightError(.invalidFilter, "invalid filter: \(unknownAttribute(name))")
+        }
+        for name in refinements.facets where !attributeNames.contains(where: { PostgresAttributes.key($0) == PostgresAttributes.key(name) }) {
+            throw SearchlightError(.invalidArgument, "invalid facet: \(unknownAttribute(name))")
+        }
+        let facetNames = refinements.facets.map { name in attributeNames.first { PostgresAttributes.key($0) == PostgresAttributes.key(name) } ?? name }
+        if !facetNames.isEmpty { results.facets = facetNames.map { SearchFacet(attribute: $0, buckets: []) } }
         let columns = Set(models.flatMap { $0.1.entities.filter { searched.contains($0.name) }.flatMap { $0.fields.map(\.column) } })
         guard let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) else { return results }
         results.droppedTerms = query.droppedTerms
@@ -242,17 +304,17 @@ public struct PostgresSearch: Sendable {
             // exactly and the newest `cap` of them ranked, in the same statement.
             let bound = countLimit >= cap ? (countLimit == Int.max ? nil : countLimit + 1) : cap
             binds = SQLBinds()
-            var condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
+            var condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
             let oneSource = !everySource && groups.flatMap(\.sources).count == 1
             var ranking = Ranking()
             var counted: [String: Int] = [:]
             var total = 0
-            let score = needed == 0 ? "0" : scoreSQL(groups, &binds)
+            let score = needed == 0 ? "0" : scoreSQL(groups, entity: entity, refinements, &binds)
             let below = bound.map { "(SELECT n FROM total) < \(binds.add($0))" } ?? "true"
             let limit = bound.map { " LIMIT \(binds.add($0))" } ?? ""
             let newest = Self.newestOrder(oneSource: oneSource)
             let sql = """
-                WITH m AS MATERIALIZED (SELECT d.source, d.object_key, d.token, d.vector FROM \(table) d WHERE \(condition)\(limit)),
+                WITH m AS MATERIALIZED (SELECT d.source, d.object_key, d.token, d.vector, d.boosts FROM \(table) d WHERE \(condition)\(limit)),
                 total AS (SELECT count(*) AS n FROM m),
                 ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score
                            FROM (SELECT * FROM m d WHERE \(below) ORDER BY \(newest) LIMIT \(binds.add(cap))) d)
@@ -281,8 +343,8 @@ public struct PostgresSearch: Sendable {
                 binds = SQLBinds()
                 let sources = groups.flatMap(\.sources)
                 var scope = scopeCondition(entity: entity, sources: everySource ? nil : sources, &binds)
-                condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
-                let newestDocuments = "SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(scope) ORDER BY \(newest)"
+                condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
+                let newestDocuments = "SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk, d.attributes FROM \(table) d WHERE \(scope) ORDER BY \(newest)"
                 let probeSQL = "SELECT count(*), count(*) FILTER (WHERE \(condition)) FROM (\(newestDocuments) LIMIT \(binds.add(Self.probeSize))) d"
                 var probe = (documents: 0, matches: 0)
                 for try await (documents, matches) in try await connection.query(PostgresQuery(unsafeSQL: probeSQL, binds: binds.bindings), logger: logger).decode((Int64, Int64).self) {
@@ -294,11 +356,11 @@ public struct PostgresSearch: Sendable {
                 if walkRows * Self.walkRowCost <= density * documents * Self.indexRowCost {
                     binds = SQLBinds()
                     scope = scopeCondition(entity: entity, sources: everySource ? nil : sources, &binds)
-                    condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
+                    condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
                     let budget = Int(min(walkRows * 4 + Double(Self.probeSize), Double(Int.max / 2)))
                     let walk = """
-                        (SELECT d.source, d.object_key, d.vector FROM (
-                           SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk FROM \(table) d WHERE \(scope)
+                        (SELECT d.source, d.object_key, d.vector, d.boosts FROM (
+                           SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk, d.attributes, d.boosts FROM \(table) d WHERE \(scope)
                            ORDER BY \(newest) LIMIT \(binds.add(budget))) d
                          WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))) d
                         """
@@ -306,7 +368,7 @@ public struct PostgresSearch: Sendable {
                     // instead (the planner's choice for a LIMIT near the source's size) read and
                     // sorted 117,659 vectors of one source of eight (about 0.5 s).
                     try await connection.query("SET LOCAL enable_sort = off", logger: logger)
-                    ranking = try await rank(groups, relation: walk, needed: needed, entity: entity, &binds, connection)
+                    ranking = try await rank(groups, relation: walk, needed: needed, entity: entity, refinements, &binds, connection)
                     try await connection.query("SET LOCAL enable_sort = on", logger: logger)
                 } else {
                     ranking = Ranking()
@@ -314,12 +376,12 @@ public struct PostgresSearch: Sendable {
                 if ranking.ranked < cap {
                     // Through GIN: the matches' keys sorted, then the newest `cap` rows by ctid.
                     binds = SQLBinds()
-                    condition = matchCondition(groups, entity: entity, everySource: everySource, &binds)
+                    condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
                     let relation = """
-                        (SELECT d.source, d.object_key, d.vector FROM \(table) d WHERE d.ctid = ANY(ARRAY(
+                        (SELECT d.source, d.object_key, d.vector, d.boosts FROM \(table) d WHERE d.ctid = ANY(ARRAY(
                            SELECT d.ctid FROM \(table) d WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))))) d
                         """
-                    ranking = try await rank(groups, relation: relation, needed: needed, entity: entity, &binds, connection)
+                    ranking = try await rank(groups, relation: relation, needed: needed, entity: entity, refinements, &binds, connection)
                 }
                 isTotalExact = false
             }
@@ -340,7 +402,67 @@ public struct PostgresSearch: Sendable {
         let asked = limit ?? Int.max
         results.isTruncated = asked > pageSize && offset < results.rankedMatches && results.rankedMatches - offset > pageSize
         results.hits = try await hits(page, groups: groups, connection)
+        if !facetNames.isEmpty {
+            let matched = searched.filter { (results.countsByEntity[$0] ?? 0) > 0 }.sorted()
+            results.facets = try await facetCounts(facetNames, groups: groups, entities: matched, everySource: everySource, refinements, connection)
+        }
         return results
+    }
+
+    /// Counts the values of each facet among all the matches (the filter applied) of the
+    /// entities that have matches, grouped as the attribute's column compares them (its
+    /// collation, or BINARY when the sources' columns disagree), most frequent first, then by
+    /// value, as locally (``Searchlight/SearchFacet``), in one statement per facet:
+    ///
+    /// ```sql
+    /// WITH m AS (SELECT d.attributes->'tag' AS v FROM documents d WHERE <match of Note> UNION ALL …),
+    ///      g AS (SELECT coalesce((v->>0)::int, 0) AS c, <the number> AS num, <the collation key> AS k, v->>0 AS p0, … FROM m)
+    /// SELECT (array_agg(p0 ORDER BY o))[1], …, count(*), count(*) OVER () FROM g
+    /// GROUP BY c, num, k ORDER BY count(*) DESC, c, num, min(o) LIMIT $n;   -- o: the smallest spelling
+    /// ```
+    private func facetCounts(_ names: [String], groups: [SourceGroup], entities: [String], everySource: Bool,
+                             _ refinements: Refinements, _ connection: PostgresConnection) async throws -> [SearchFacet] {
+        var facets: [SearchFacet] = []
+        let sources = groups.flatMap(\.sources)
+        for name in names {
+            let key = PostgresAttributes.key(name)
+            var binds = SQLBinds()
+            var branches: [String] = []
+            var collations = Set<AttributeComparison.Collation>()
+            for entity in entities {
+                let declaring = sources.filter { refinements.comparisons[$0]?[entity]?[key] != nil }
+                guard !declaring.isEmpty else { continue }
+                for source in declaring { collations.insert(refinements.comparisons[source]?[entity]?[key]?.collation ?? .binary) }
+                var branch = "SELECT d.attributes->\(binds.add(key)) AS v FROM \(table) d WHERE "
+                    + matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
+                if declaring.count < sources.count { branch += " AND d.source = ANY(\(binds.add(declaring)))" }
+                branches.append(branch)
+            }
+            guard !branches.isEmpty else {
+                facets.append(SearchFacet(attribute: name, buckets: []))
+                continue
+            }
+            // Text and BLOBs group by the collation's key, or (columns that disagree) by their bytes.
+            let groupKey = collations.count == 1 ? "v->>1" : "coalesce(v->>2, v->>1)"
+            let sql = """
+                WITH m AS (\(branches.joined(separator: " UNION ALL "))),
+                g AS (SELECT coalesce((v->>0)::int, 0) AS c, CASE WHEN v->>0 = '1' THEN (v->1)::numeric END AS num,
+                             CASE WHEN v->>0 <> '1' THEN \(groupKey) END COLLATE "C" AS k, v->>0 AS p0, v->>1 AS p1, v->>2 AS p2,
+                             (CASE WHEN v->>0 = '1' THEN coalesce(v->>2, '') ELSE coalesce(v->>2, v->>1) END) COLLATE "C" AS o FROM m)
+                SELECT (array_agg(p0 ORDER BY o))[1], (array_agg(p1 ORDER BY o))[1], (array_agg(p2 ORDER BY o))[1],
+                       count(*), count(*) OVER ()
+                FROM g GROUP BY c, num, k ORDER BY count(*) DESC, c, num, min(o) LIMIT \(binds.add(refinements.facetLimit))
+                """
+            var buckets: [SearchFacet.Bucket] = []
+            var distinct = 0
+            for try await (kind, first, second, count, groups) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+                .decode((String?, String?, String?, Int64, Int64).self) {
+                buckets.append(.init(value: PostgresAttributes.value(class: kind, first: first, second: second), count: Int(count)))
+                distinct = Int(groups)
+            }
+            facets.append(SearchFacet(attribute: name, buckets: buckets, distinctValues: distinct))
+        }
+        return facets
     }
 
     /// Newest first: the order of `documents_newest` backwards, or for one source (the same
@@ -373,11 +495,11 @@ public struct PostgresSearch: Sendable {
         var ranked = 0
     }
 
-    /// Ranks the rows of `relation` (`d`: source, object_key, vector): the best `needed` by
+    /// Ranks the rows of `relation` (`d`: source, object_key, vector, boosts): the best `needed` by
     /// score, and the rows by source, in one statement.
-    private func rank(_ groups: [SourceGroup], relation: String, needed: Int, entity: String, _ binds: inout SQLBinds,
+    private func rank(_ groups: [SourceGroup], relation: String, needed: Int, entity: String, _ refinements: Refinements, _ binds: inout SQLBinds,
                       _ connection: PostgresConnection) async throws -> Ranking {
-        let score = needed == 0 ? "0" : scoreSQL(groups, &binds)
+        let score = needed == 0 ? "0" : scoreSQL(groups, entity: entity, refinements, &binds)
         let sql = """
             WITH ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score FROM \(relation))
             SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8 FROM ranked r
@@ -410,7 +532,8 @@ public struct PostgresSearch: Sendable {
     /// The WHERE condition of an entity's matches (`d` is `documents`): with `everySource`
     /// (one group holds every source) no source condition, and one source as an equality, so
     /// that the planner may walk `(entity, token)` or `(source, entity, token)`.
-    private func matchCondition(_ groups: [SourceGroup], entity: String, everySource: Bool, _ binds: inout SQLBinds) -> String {
+    private func matchCondition(_ groups: [SourceGroup], entity: String, everySource: Bool, _ refinements: Refinements,
+                                _ binds: inout SQLBinds) -> String {
         let perGroup = groups.map { group in
             var parts: [String] = []
             if !everySource {
@@ -418,16 +541,58 @@ public struct PostgresSearch: Sendable {
             }
             parts.append("d.vector @@ \(binds.add(group.compiled.match))::tsquery")
             if let recheck = group.compiled.recheck { parts.append(recheck.sql(&binds)) }
+            if let filter = refinements.filter { parts.append(filterCondition(filter, sources: group.sources, entity: entity, refinements, &binds)) }
             return "(" + parts.joined(separator: " AND ") + ")"
         }
         return "d.entity = \(binds.add(entity)) AND (" + perGroup.joined(separator: " OR ") + ")"
     }
 
-    /// A match's score (`d`: its source and vector), by its source's compiled query.
-    private func scoreSQL(_ groups: [SourceGroup], _ binds: inout SQLBinds) -> String {
-        groups.count == 1
-            ? rankSQL(groups[0], &binds)
-            : "CASE " + groups.map { "WHEN d.source = ANY(\(binds.add($0.sources))) THEN \(rankSQL($0, &binds))" }.joined(separator: " ") + " END"
+    /// `filter` on the documents of `entity` in `sources`: one condition for the sources whose
+    /// attributes compare alike (the usual case: one), else one per kind, by source. `false`
+    /// where the entity does not declare an attribute the filter names.
+    private func filterCondition(_ filter: SearchFilter, sources: [String], entity: String, _ refinements: Refinements,
+                                 _ binds: inout SQLBinds) -> String {
+        let kinds = Dictionary(grouping: sources) { refinements.comparisons[$0]?[entity] ?? [:] }
+        if kinds.count == 1 { return PostgresAttributes.condition(filter, comparisons: kinds.first!.key, &binds) ?? "false" }
+        return "(" + kinds.sorted { $0.value[0] < $1.value[0] }.map { comparisons, members in
+            let condition = PostgresAttributes.condition(filter, comparisons: comparisons, &binds) ?? "false"
+            return "(d.source = ANY(\(binds.add(members))) AND \(condition))"
+        }.joined(separator: " OR ") + ")"
+    }
+
+    /// A match's score (`d`: its source and vector), by its source's compiled query, times
+    /// `1 + Σ weight × boost` of its source's ranking hints for `entity`, as locally
+    /// (``SearchlightHistory/SearchlightModel/RankingHint``; ``boostSQL(_:)``).
+    private func scoreSQL(_ groups: [SourceGroup], entity: String, _ refinements: Refinements, _ binds: inout SQLBinds) -> String {
+        func score(_ group: SourceGroup) -> String {
+            let rank = rankSQL(group, &binds)
+            let kinds = Dictionary(grouping: group.sources) { refinements.hints[$0]?[entity] ?? [] }
+            if kinds.count == 1 { return boostSQL(kinds.first!.key, now: refinements.now, &binds).map { "\(rank) * \($0)" } ?? rank }
+            return "\(rank) * CASE " + kinds.sorted { $0.value[0] < $1.value[0] }.map { hints, members in
+                "WHEN d.source = ANY(\(binds.add(members))) THEN \(boostSQL(hints, now: refinements.now, &binds) ?? "1")"
+            }.joined(separator: " ") + " END"
+        }
+        return groups.count == 1
+            ? score(groups[0])
+            : "CASE " + groups.map { "WHEN d.source = ANY(\(binds.add($0.sources))) THEN \(score($0))" }.joined(separator: " ") + " END"
+    }
+
+    /// `(1 + Σ weight × boost)` of `hints`, each reading its number in `d.boosts` (what the
+    /// sink computed with SQLite: a date as unix seconds): `ln(1 + max(0, value))` for a
+    /// number, `0.5 ^ (max(0, now - value) / 86400 / halfLifeDays)` for a date, 0 for none. A
+    /// date so old that its boost is below every double is 0 (PostgreSQL's `power` would
+    /// report the underflow).
+    private func boostSQL(_ hints: [SearchlightModel.RankingHint], now: Double, _ binds: inout SQLBinds) -> String? {
+        guard !hints.isEmpty else { return nil }
+        let terms = hints.enumerated().map { index, hint -> String in
+            let value = "(d.boosts->>\(binds.add(index))::int)::float8"
+            let weight = "\(binds.add(String(hint.weight)))::float8"
+            // (`greatest` skips a NULL: a value that is none must be tested first.)
+            guard let days = hint.halfLifeDays else { return "\(weight) * CASE WHEN \(value) IS NULL THEN 0 ELSE ln(1 + greatest(0, \(value))) END" }
+            let halvings = "(greatest(0, \(binds.add(String(now)))::float8 - \(value)) / 86400 / \(binds.add(String(days)))::float8)"
+            return "\(weight) * CASE WHEN \(value) IS NULL OR \(halvings) > 1100 THEN 0 ELSE power(0.5, \(halvings)) END"
+        }
+        return "(1 + " + terms.joined(separator: " + ") + ")"
     }
 
     private func rankSQL(_ group: SourceGroup, _ binds: inout SQLBinds) -> String {

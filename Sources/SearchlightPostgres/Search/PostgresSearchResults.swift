@@ -53,6 +53,8 @@ public struct PostgresSearchResults: Hashable, Sendable {
     public var hits: [PostgresSearchHit]
     /// How many terms of the user text were left out (beyond ``Searchlight/SearchQuery/maximumTerms``).
     public var droppedTerms: Int
+    /// The counts of the facets asked for (nil when none was), among all the matches.
+    public var facets: [SearchFacet]? = nil
 
     /// Whether some matches may have been left out of the ranking: ``rankedMatches`` <
     /// ``total``, or the total is a lower bound.

@@ -15,9 +15,9 @@ struct DocumentWriter: Sendable {
     /// Inserts or replaces `documents`, in statements of ``chunkSize`` rows:
     ///
     /// ```sql
-    /// INSERT INTO "searchlight".documents (source, entity, object_key, object_id, title, fields, body, cjk, vector, token)
-    /// SELECT $1, e, k, o::jsonb, CASE WHEN ht THEN t END, f::jsonb, b, c, v::tsvector, tk
-    /// FROM unnest($2::text[], $3::text[], …) AS u(e, k, o, t, ht, f, b, c, v, tk)
+    /// INSERT INTO "searchlight".documents (source, entity, object_key, object_id, title, fields, body, cjk, vector, token, attributes, boosts)
+    /// SELECT $1, e, k, o::jsonb, CASE WHEN ht THEN t END, f::jsonb, b, c, v::tsvector, tk, NULLIF(a, '')::jsonb, NULLIF(h, '')::jsonb
+    /// FROM unnest($2::text[], $3::text[], …) AS u(e, k, o, t, ht, f, b, c, v, tk, a, h)
     /// ON CONFLICT (source, entity, object_key) DO UPDATE SET object_id = excluded.object_id, …
     /// ```
     func upsert(_ documents: some Collection<PostgresDocument>, _ connection: PostgresConnection) async throws {
@@ -32,16 +32,17 @@ struct DocumentWriter: Sendable {
             let entities = chunk.map(\.entity), keys = chunk.map(\.objectKey), ids = chunk.map(\.objectJSON)
             let titles = chunk.map { $0.title ?? "" }, hasTitles = chunk.map { $0.title != nil }
             let fields = chunk.map(SinkDocuments.fieldsJSON), bodies = chunk.map(\.body), cjk = chunk.map(\.cjkText)
-            let vectors = chunk.map(\.vector), tokens = chunk.map(\.token)
+            let vectors = chunk.map(\.vector), tokens = chunk.map(\.token), attributes = chunk.map { $0.attributesJSON ?? "" }
+            let boosts = chunk.map { $0.boostsJSON ?? "" }
             try await connection.query("""
-                INSERT INTO \(unescaped: schema).documents (source, entity, object_key, object_id, title, fields, body, cjk, vector, token)
-                SELECT \(source), e, k, o::jsonb, CASE WHEN ht THEN t END, f::jsonb, b, c, v::tsvector, tk
+                INSERT INTO \(unescaped: schema).documents (source, entity, object_key, object_id, title, fields, body, cjk, vector, token, attributes, boosts)
+                SELECT \(source), e, k, o::jsonb, CASE WHEN ht THEN t END, f::jsonb, b, c, v::tsvector, tk, NULLIF(a, '')::jsonb, NULLIF(h, '')::jsonb
                 FROM unnest(\(entities)::text[], \(keys)::text[], \(ids)::text[], \(titles)::text[], \(hasTitles)::bool[],
-                            \(fields)::text[], \(bodies)::text[], \(cjk)::text[], \(vectors)::text[], \(tokens)::int8[])
-                     AS u(e, k, o, t, ht, f, b, c, v, tk)
+                            \(fields)::text[], \(bodies)::text[], \(cjk)::text[], \(vectors)::text[], \(tokens)::int8[], \(attributes)::text[], \(boosts)::text[])
+                     AS u(e, k, o, t, ht, f, b, c, v, tk, a, h)
                 ON CONFLICT (source, entity, object_key) DO UPDATE SET
                     object_id = excluded.object_id, title = excluded.title, fields = excluded.fields, body = excluded.body,
-                    cjk = excluded.cjk, vector = excluded.vector, token = excluded.token
+                    cjk = excluded.cjk, vector = excluded.vector, token = excluded.token, attributes = excluded.attributes, boosts = excluded.boosts
                 """, logger: logger)
         }
     }
@@ -78,11 +79,12 @@ struct DocumentWriter: Sendable {
     }
 
     /// `COPY documents (…) FROM STDIN` text format: one line of tab-separated, escaped columns.
-    static let copyColumns = ["source", "entity", "object_key", "object_id", "title", "fields", "body", "cjk", "vector", "token"]
+    static let copyColumns = ["source", "entity", "object_key", "object_id", "title", "fields", "body", "cjk", "vector", "token", "attributes", "boosts"]
 
     static func copyLine(_ document: PostgresDocument, into buffer: inout ByteBuffer) {
         let columns: [String?] = [document.source, document.entity, document.objectKey, document.objectJSON, document.title,
-                                  SinkDocuments.fieldsJSON(document), document.body, document.cjkText, document.vector, String(document.token)]
+                                  SinkDocuments.fieldsJSON(document), document.body, document.cjkText, document.vector, String(document.token),
+                                  document.attributesJSON, document.boostsJSON]
         for (index, column) in columns.enumerated() {
             if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
             guard let column else { buffer.writeString("\\N"); continue }

@@ -10,7 +10,7 @@ import SearchlightHistory
 extension PostgresSink {
     /// What the snapshot's read transaction sends: first its head, then chunks of `COPY` lines.
     enum SnapshotPart: Sendable {
-        case head(token: HistoryToken, timestamp: Double?, modelJSON: String)
+        case head(token: HistoryToken, timestamp: Double?, modelJSON: String, attributesJSON: String)
         case lines(ByteBuffer, count: Int)
     }
 
@@ -69,13 +69,13 @@ extension PostgresSink {
                 }
             }
             var count = 0
-            var head: (token: HistoryToken, timestamp: Double?, modelJSON: String)?
+            var head: (token: HistoryToken, timestamp: Double?, modelJSON: String, attributesJSON: String)?
             do {
                 try await connection.copyFrom(table: target, columns: DocumentWriter.copyColumns, format: .text(.init()), logger: logger) { writer in
                     for await part in channel.elements {
                         switch part {
-                        case let .head(token, timestamp, modelJSON):
-                            head = (token, timestamp, modelJSON)
+                        case let .head(token, timestamp, modelJSON, attributesJSON):
+                            head = (token, timestamp, modelJSON, attributesJSON)
                         case let .lines(buffer, lines):
                             try await writer.write(buffer)
                             session.progress.touch()
@@ -104,7 +104,7 @@ extension PostgresSink {
                     previous_token = NULL, previous_timestamp = NULL, batch_digest = NULL,
                     head_token = \(head.token.rawValue), head_timestamp = \(head.timestamp), applied_at = now(),
                     resyncs = resyncs + \(expected == nil ? 0 : 1), resync_reason = \(reason), resynced_at = now(),
-                    database_path = \(path), model = \(head.modelJSON)::jsonb
+                    database_path = \(path), model = \(head.modelJSON)::jsonb, attributes = \(head.attributesJSON)::jsonb
                 WHERE source = \(source)
                 """, logger: logger)
             return (head.token, count)
@@ -127,16 +127,20 @@ extension PostgresSink {
             let model = try store.installedModel(in: db)
             let head = try store.currentToken(in: db)
             let reader = SinkReader(store: store, source: source, author: "", builders: builders)
-            try channel.send(.head(token: head, timestamp: try reader.timestamp(of: head, db),
-                                   modelJSON: String(decoding: model.jsonData(), as: UTF8.self)))
-            let suspended = Set(try store.healCapture(in: db).notCapturing.map(\.name))
             let documents = DocumentReader(model: model, builders: builders)
+            let comparisons = try SinkDocuments.comparisons(model, reader: documents, db)
+            try channel.send(.head(token: head, timestamp: try reader.timestamp(of: head, db),
+                                   modelJSON: String(decoding: model.jsonData(), as: UTF8.self),
+                                   attributesJSON: SinkDocuments.comparisonsJSON(comparisons)))
+            let suspended = Set(try store.healCapture(in: db).notCapturing.map(\.name))
             let analyzer = SearchTextAnalyzer(model: model)
             var buffer = ByteBuffer()
             var lines = 0
             for entity in model.entities where !suspended.contains(entity.name) {
                 try documents.forEachDocument(entity: entity.name, in: db) { id, document in
-                    let row = SinkDocuments.make(source: source, entity: entity, id: id, token: head, values: document.values, analyzer: analyzer)
+                    let row = try SinkDocuments.make(source: source, entity: entity, id: id, token: head, document: document,
+                                                 comparisons: comparisons[entity.name] ?? [:], analyzer: analyzer,
+                                                 reader: documents, db)
                     DocumentWriter.copyLine(row, into: &buffer)
                     lines += 1
                     if buffer.readableBytes >= 256 * 1024 {

@@ -414,15 +414,21 @@ public final class PostgresSink: Sendable {
         case let .needsResync(resync):
             logger.warning("source \(source) resynchronized: \(resync)")
             return try await self.resync(session, expected: row, reason: resync.description)
-        case let .caughtUp(model, head):
+        case let .caughtUp(model, comparisons, head):
             if !sameModel(model, row) {
                 return try await resync(session, expected: row, reason: "the model changed")
+            }
+            if let reason = row.attributesResyncReason(comparisons) {
+                return try await resync(session, expected: row, reason: reason)
             }
             await refreshStatisticsIfNeeded(session)
             return Step(caughtUp: true, token: head)
         case let .batch(batch):
             if !sameModel(batch.model, row) {
                 return try await resync(session, expected: row, reason: "the model changed")
+            }
+            if let reason = row.attributesResyncReason(batch.comparisons) {
+                return try await resync(session, expected: row, reason: reason)
             }
             return try await apply(batch, session, expected: row)
         }
@@ -464,7 +470,8 @@ public final class PostgresSink: Sendable {
         }
         lastApplied.withLock {
             $0 = SourceRow(token: batch.batch.token.rawValue, tokenTimestamp: batch.tokenTimestamp, previousToken: row.token,
-                           previousTimestamp: row.tokenTimestamp, batchDigest: batch.digest, modelJSON: row.modelJSON, resyncs: row.resyncs)
+                           previousTimestamp: row.tokenTimestamp, batchDigest: batch.digest, modelJSON: row.modelJSON, resyncs: row.resyncs,
+                           attributesJSON: row.attributesJSON)
         }
         recordWritten(batch.upserts.count + deleted)
         try configuration.faults.afterPostgresCommit?(batch.batch.token)

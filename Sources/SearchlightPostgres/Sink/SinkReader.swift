@@ -19,6 +19,8 @@ struct SinkReader: Sendable {
         var head: HistoryToken
         var headTimestamp: Double?
         var model: SearchlightModel
+        /// How the attributes compare, as the source's columns are now.
+        var comparisons: [String: [String: AttributeComparison]]
         var upserts: [PostgresDocument]
         /// Objects whose rows are gone or excluded: (entity, object key).
         var deletes: [(entity: String, key: String)]
@@ -28,7 +30,7 @@ struct SinkReader: Sendable {
     }
 
     enum Read: Sendable {
-        case caughtUp(model: SearchlightModel, head: HistoryToken)
+        case caughtUp(model: SearchlightModel, comparisons: [String: [String: AttributeComparison]], head: HistoryToken)
         case batch(Batch)
         case needsResync(HistoryResync)
     }
@@ -41,7 +43,8 @@ struct SinkReader: Sendable {
                 let model = try store.installedModel(in: db)
                 switch try store.fetchBatch(as: author, after: token, batchSize: batchSize, in: db) {
                 case let .caughtUp(head):
-                    return .caughtUp(model: model, head: head)
+                    let comparisons = try SinkDocuments.comparisons(model, reader: DocumentReader(model: model, builders: builders), db)
+                    return .caughtUp(model: model, comparisons: comparisons, head: head)
                 case let .needsResync(resync):
                     return .needsResync(resync)
                 case let .consumed(batch):
@@ -55,6 +58,7 @@ struct SinkReader: Sendable {
         let suspended = Set(try store.healCapture(in: db).notCapturing.map(\.name))
         let reader = DocumentReader(model: model, builders: builders)
         let analyzer = SearchTextAnalyzer(model: model)
+        let comparisons = try SinkDocuments.comparisons(model, reader: reader, db)
         // Each changed object once, with the token of the last transaction that changed it.
         var tokens: [String: [ObjectID: HistoryToken]] = [:]
         var order: [String: [ObjectID]] = [:]
@@ -71,8 +75,9 @@ struct SinkReader: Sendable {
             guard let ids = order[entity.name] else { continue }
             for (id, document) in try reader.documents(entity: entity.name, ids: ids, in: db) {
                 if let document {
-                    upserts.append(SinkDocuments.make(source: source, entity: entity, id: id, token: tokens[entity.name]?[id] ?? batch.token,
-                                                      values: document.values, analyzer: analyzer))
+                    upserts.append(try SinkDocuments.make(source: source, entity: entity, id: id, token: tokens[entity.name]?[id] ?? batch.token,
+                                                      document: document, comparisons: comparisons[entity.name] ?? [:], analyzer: analyzer,
+                                                      reader: reader, db))
                 } else {
                     deletes.append((entity.name, PostgresDocument.key(id)))
                 }
@@ -82,7 +87,7 @@ struct SinkReader: Sendable {
         let last = batch.transactions.last.flatMap { $0.token == batch.token ? $0.timestamp.timeIntervalSince1970 : nil }
         let tokenTimestamp = try last ?? timestamp(of: batch.token, db)
         return Batch(batch: batch, tokenTimestamp: tokenTimestamp, head: head,
-                     headTimestamp: head == batch.token ? tokenTimestamp : try timestamp(of: head, db), model: model,
+                     headTimestamp: head == batch.token ? tokenTimestamp : try timestamp(of: head, db), model: model, comparisons: comparisons,
                      upserts: upserts, deletes: deletes, suspended: suspended.sorted(), digest: BatchDigest(batch.transactions).value)
     }
 
@@ -149,9 +154,28 @@ struct SinkReader: Sendable {
 /// which ends there too).
 enum SinkDocuments {
     static func make(source: String, entity: SearchlightModel.Entity, id: ObjectID, token: HistoryToken,
-                     values: [String: String], analyzer: SearchTextAnalyzer) -> PostgresDocument {
-        PostgresDocument(source: source, entity: entity, objectID: id, token: token.rawValue,
-                         values: values.mapValues(withoutNUL), analyzer: analyzer)
+                     document: IndexedDocument, comparisons: [String: AttributeComparison], analyzer: SearchTextAnalyzer,
+                     reader: DocumentReader, _ db: Database) throws -> PostgresDocument {
+        var row = PostgresDocument(source: source, entity: entity, objectID: id, token: token.rawValue,
+                                   values: document.values.mapValues(withoutNUL), attributes: document.attributes,
+                                   attributeComparisons: comparisons, analyzer: analyzer)
+        if !entity.ranking.isEmpty { row.rankingInputs = try reader.rankingInputs(entity: entity.name, attributes: document.attributes, in: db) }
+        return row
+    }
+
+    /// How each entity's attributes compare (by entity, then attribute name), for the entities
+    /// that have attributes: what `sources.attributes` holds.
+    static func comparisons(_ model: SearchlightModel, reader: DocumentReader, _ db: Database) throws -> [String: [String: AttributeComparison]] {
+        var comparisons: [String: [String: AttributeComparison]] = [:]
+        for entity in model.entities where !entity.attributes.isEmpty {
+            comparisons[entity.name] = try reader.attributeComparisons(entity: entity.name, in: db)
+        }
+        return comparisons
+    }
+
+    /// `sources.attributes`: the comparisons as JSON, keys sorted.
+    static func comparisonsJSON(_ comparisons: [String: [String: AttributeComparison]]) -> String {
+        String(decoding: (try? encoder.encode(comparisons)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     static func withoutNUL(_ text: String) -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Searchlight
 import SearchlightHistory
 
 /// A source's row of `sources`: its checkpoint in PostgreSQL, and what the lineage check
@@ -13,6 +14,9 @@ struct SourceRow: Sendable, Hashable {
     var batchDigest: String?
     var modelJSON: String
     var resyncs: Int
+    /// `sources.attributes`: how the attributes the documents carry compare; nil when the row
+    /// was written before schema version 6 (its documents carry none).
+    var attributesJSON: String? = nil
 
     /// Two commit times are the same one (they went through `Date` on each side).
     static func sameTime(_ a: Double?, _ b: Double?) -> Bool {
@@ -29,8 +33,18 @@ struct SourceRow: Sendable, Hashable {
         self.token == token && Self.sameTime(tokenTimestamp, timestamp)
     }
 
+    /// Why the documents must be written again for the attributes to compare as `comparisons`
+    /// say (the source's columns now), or nil when they do already.
+    func attributesResyncReason(_ comparisons: [String: [String: AttributeComparison]]) -> String? {
+        guard let attributesJSON else {
+            return comparisons.isEmpty ? nil : "the documents in PostgreSQL carry no attribute values (written before schema version 6)"
+        }
+        let stored = try? JSONDecoder().decode([String: [String: AttributeComparison]].self, from: Data(attributesJSON.utf8))
+        return stored == comparisons ? nil : "the type or collation of an attribute's column changed"
+    }
+
     /// ```sql
-    /// SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs
+    /// SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs, attributes::text
     /// FROM "searchlight".sources WHERE source = $1 [FOR UPDATE]
     /// ```
     static func read(_ source: String, schema: String, lock: Bool, _ connection: PostgresConnection, logger: Logger) async throws -> SourceRow? {
@@ -39,15 +53,15 @@ struct SourceRow: Sendable, Hashable {
         // process checked it (an upgrade rolling through a fleet); this one must not write there.
         let rows = try await connection.query("""
             SELECT token, token_timestamp, previous_token, previous_timestamp, batch_digest, model::text, resyncs,
-                   (SELECT value FROM \(unescaped: schema).meta WHERE key = 'schema_version')
+                   (SELECT value FROM \(unescaped: schema).meta WHERE key = 'schema_version'), attributes::text
             FROM \(unescaped: schema).sources WHERE source = \(source) \(unescaped: lockClause)
             """, logger: logger)
         var result: SourceRow?
         var version: String?
-        for try await (token, timestamp, previous, previousTimestamp, digest, model, resyncs, schemaVersion)
-            in rows.decode((Int64, Double?, Int64?, Double?, String?, String, Int32, String?).self) {
+        for try await (token, timestamp, previous, previousTimestamp, digest, model, resyncs, schemaVersion, attributes)
+            in rows.decode((Int64, Double?, Int64?, Double?, String?, String, Int32, String?, String?).self) {
             result = SourceRow(token: token, tokenTimestamp: timestamp, previousToken: previous, previousTimestamp: previousTimestamp,
-                               batchDigest: digest, modelJSON: model, resyncs: Int(resyncs))
+                               batchDigest: digest, modelJSON: model, resyncs: Int(resyncs), attributesJSON: attributes)
             version = schemaVersion
         }
         if let version, let number = Int(version), number > PostgresSchema.currentVersion {

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import Searchlight
 import SearchlightHistory
 import SearchlightPostgres
 import SearchlightTestSupport
@@ -59,6 +60,32 @@ struct PostgresCommandTests {
         #expect(result.stderrLines.last?.contains("by a newer release") == true, "the last line says why: \(result.stderr)")
         #expect(result.stderr.contains("was migrated to version \(PostgresSchema.currentVersion + 1) by a newer release"), "\(result.stderr)")
         #expect(try await SinkOracle.actual(url, source: "cli").count == 1, "nothing written after the migration")
+    }
+
+    /// `--filter` and `--facet` on PostgreSQL, as the local command takes and prints them.
+    @Test func searchFiltersAndCountsFacets() async throws {
+        let database = try TestDatabase(schema: "CREATE TABLE items(id INTEGER PRIMARY KEY, body TEXT, year INTEGER, tag TEXT COLLATE NOCASE);")
+        let model = try SearchlightModel(entities: [
+            .init(name: "Item", table: "items", primaryKey: "id", fields: [.init(column: "body")],
+                  attributes: [.init(column: "year"), .init(column: "tag")]),
+        ])
+        let store = try database.openStore(model: model)
+        try await store.write(author: "app") { db in
+            try db.execute(sql: "INSERT INTO items(body, year, tag) VALUES ('kernel', 2019, 'Swift'), ('kernel', 2021, 'swift'), ('kernel', 2022, 'go')")
+        }
+        let url = PostgresTestServer.freshURL("clifilter")
+        let sink = try await PostgresCLI.run(["sink", "--db", database.path, "--postgres", url, "--source", "s", "--once"])
+        #expect(sink.status == 0, "\(sink.stderr)")
+        let table = try await PostgresCLI.run(["search", "--postgres", url, "--filter", "year >= \"2020\"", "--facet", "tag", "kernel"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("2 of 2 matches") && table.stdout.contains("tag: go 1, swift 1"), "\(table.stdout)")
+        let json = try await PostgresCLI.run(["search", "--postgres", url, "--facet", "TAG", "--format", "json", "kernel"])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.stdout.contains(#""attribute" : "tag""#) && json.stdout.contains(#""value" : "Swift""#), "\(json.stdout)")
+        let bad = try await PostgresCLI.run(["search", "--postgres", url, "--filter", "year >= \"20\u{0}", "kernel"])
+        #expect(bad.status != 0 && bad.stderr.split(separator: "\n").count == 1 && bad.stderr.contains("invalid filter"), "\(bad.stderr)")
+        let unknown = try await PostgresCLI.run(["search", "--postgres", url, "--filter", "color = 'red'", "kernel"])
+        #expect(unknown.status != 0 && unknown.stderr.contains(#"unknown attribute "color" (declared: year, tag)"#), "\(unknown.stderr)")
     }
 
     @Test func badInputGetsOneLineAndChangesNothing() async throws {
