@@ -35,6 +35,12 @@ struct SearchCommand: AsyncParsableCommand {
     @Flag(help: "Treat the last word as a prefix (as-you-type).")
     var prefix = false
 
+    @Option(help: "Sort by this column (an attribute's: PostgreSQL holds only those), largest first, then by relevance.")
+    var sort: String?
+
+    @Flag(help: "With --sort: smallest first.")
+    var ascending = false
+
     @Option(help: ArgumentHelp("Only documents whose attributes satisfy this condition (as the local search means it).",
                                discussion: #"E.g. 'year >= 2020 AND tag IN ("swift", "go") AND NOT archived = 1': =, !=, <, <=, >, >=, IN (…), IS [NOT] NULL, AND, OR, NOT, parentheses; text in quotes."#))
     var filter: String?
@@ -61,6 +67,7 @@ struct SearchCommand: AsyncParsableCommand {
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if countLimit < 0 { throw ValidationError("--count-limit must not be negative") }
         if facetLimit < 1 { throw ValidationError("--facet-limit must be at least 1") }
+        if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }
     }
 
     /// A hit as scripts read it: the local command's fields, and the source.
@@ -108,9 +115,10 @@ struct SearchCommand: AsyncParsableCommand {
         options.maximumCountedMatches = countLimit == 0 ? Int.max : countLimit
         let filter = try self.filter.map { try SearchFilter(parsing: $0) }
         let (facets, facetLimit) = (self.facets, self.facetLimit)
+        let order = sort.map { SearchOrder.column($0, descending: !ascending) } ?? .relevance
         let results = try await PostgresSearch.withSearch(endpoint: endpoint, options: options) { search in
             try await search.search(text, asYouType: asYouType, sources: sources, entities: entities, limit: limit, offset: offset,
-                                    filter: filter, facets: facets, facetLimit: facetLimit)
+                                    order: order, filter: filter, facets: facets, facetLimit: facetLimit)
         }
         switch format {
         case .json:

@@ -28,6 +28,8 @@ import SearchlightTestSupport
         // PostgreSQL facets: each entity's branch (constant SQL, the match condition's
         // placeholders), and the grouping key (one of two constant expressions).
         "branches.joined(separator: \" UNION ALL \")", "groupKey",
+        // PostgreSQL sort: the sort value (placeholders), the page's ORDER BY (constant).
+        "sortKey", "pageOrder",
     ]
     /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
     /// `PostgresSchema.quoted(` quotes an identifier.

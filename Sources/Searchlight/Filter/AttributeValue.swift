@@ -34,6 +34,45 @@ public enum AttributeValue: Hashable, Sendable, Codable, CustomStringConvertible
         }
     }
 
+    /// How `self` and `other` compare in SQLite's order of values with the BINARY collation:
+    /// numbers (INTEGER and REAL by their exact values) before text (by bytes of UTF-8) before
+    /// BLOBs (by bytes); nil when either is NULL (which a comparison never orders).
+    public func binaryOrder(_ other: AttributeValue) -> ComparisonResult? {
+        func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult { a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame }
+        func kind(_ value: AttributeValue) -> Int {
+            switch value {
+            case .null: 3
+            case .integer, .real: 0
+            case .text: 1
+            case .blob: 2
+            }
+        }
+        switch (self, other) {
+        case (.null, _), (_, .null): return nil
+        case let (.integer(a), .integer(b)): return order(a, b)
+        case let (.integer(a), .real(b)): return Self.order(a, b)
+        case let (.real(a), .integer(b)): return Self.order(b, a).reversed
+        case let (.real(a), .real(b)): return order(a, b)
+        case let (.text(a), .text(b)):
+            return Array(a.utf8).lexicographicallyPrecedes(b.utf8) ? .orderedAscending : a.utf8.elementsEqual(b.utf8) ? .orderedSame : .orderedDescending
+        case let (.blob(a), .blob(b)): return a.lexicographicallyPrecedes(b) ? .orderedAscending : a == b ? .orderedSame : .orderedDescending
+        default: return order(kind(self), kind(other))
+        }
+    }
+
+    /// An INTEGER against a REAL, exactly (as SQLite compares them): a double beyond 2^53 is
+    /// not rounded to the integer's neighbour.
+    private static func order(_ integer: Int64, _ real: Double) -> ComparisonResult {
+        if real.isNaN { return .orderedDescending }
+        if real >= 9_223_372_036_854_775_808.0 { return .orderedAscending }
+        if real < -9_223_372_036_854_775_808.0 { return .orderedDescending }
+        let whole = real.rounded(.towardZero)
+        let truncated = Int64(whole)
+        if integer != truncated { return integer < truncated ? .orderedAscending : .orderedDescending }
+        let fraction = real - whole
+        return fraction > 0 ? .orderedAscending : fraction < 0 ? .orderedDescending : .orderedSame
+    }
+
     /// The value to bind as an SQL argument.
     public var databaseValue: DatabaseValue {
         switch self {
@@ -83,6 +122,16 @@ public enum AttributeValue: Hashable, Sendable, Codable, CustomStringConvertible
                 index = next
             }
             self = .blob(Data(bytes))
+        }
+    }
+}
+
+private extension ComparisonResult {
+    var reversed: ComparisonResult {
+        switch self {
+        case .orderedAscending: .orderedDescending
+        case .orderedDescending: .orderedAscending
+        case .orderedSame: .orderedSame
         }
     }
 }

@@ -20,28 +20,14 @@ public enum SearchOrder: Hashable, Sendable {
     /// text before blobs).
     case column(String, descending: Bool = true)
 
-    /// Whether `a` sorts before `b` (values of a ``column(_:descending:)``), nil if they tie.
+    /// Whether `a` sorts before `b` (values of a ``column(_:descending:)``), nil if they tie:
+    /// NULL last whatever the direction, the others as ``AttributeValue/binaryOrder(_:)`` orders them.
     static func precedes(_ a: DatabaseValue, _ b: DatabaseValue, descending: Bool) -> Bool? {
-        func rank(_ value: DatabaseValue) -> Int {
-            switch value.storage {
-            case .null: 3 // last, whatever the direction
-            case .int64, .double: 0
-            case .string: 1
-            case .blob: 2
-            }
-        }
         if a.isNull || b.isNull { return a.isNull == b.isNull ? nil : b.isNull }
-        let (ra, rb) = (rank(a), rank(b))
-        let ascending: Bool?
-        switch (a.storage, b.storage) {
-        case let (.int64(x), .int64(y)): ascending = x == y ? nil : x < y
-        case (.int64, .double), (.double, .int64), (.double, .double):
-            let x = Double.fromDatabaseValue(a) ?? 0, y = Double.fromDatabaseValue(b) ?? 0
-            ascending = x == y ? nil : x < y
-        case let (.string(x), .string(y)): ascending = x == y ? nil : Array(x.utf8).lexicographicallyPrecedes(y.utf8)
-        case let (.blob(x), .blob(y)): ascending = x == y ? nil : x.lexicographicallyPrecedes(y)
-        default: ascending = ra < rb
+        switch AttributeValue(a).binaryOrder(AttributeValue(b)) {
+        case .orderedAscending: return !descending
+        case .orderedDescending: return descending
+        default: return nil
         }
-        return ascending.map { descending ? !$0 : $0 }
     }
 }

@@ -96,6 +96,18 @@ enum PostgresAttributes {
         }
     }
 
+    /// Whether `a` sorts before `b` by a sort column (nil if they tie), as the local search
+    /// merges its entities' pages (`SearchOrder`): NULL last whatever the direction, the others
+    /// as ``Searchlight/AttributeValue/binaryOrder(_:)`` orders them.
+    static func precedes(_ a: AttributeValue, _ b: AttributeValue, descending: Bool) -> Bool? {
+        if a == .null || b == .null { return (a == .null) == (b == .null) ? nil : b == .null }
+        switch a.binaryOrder(b) {
+        case .orderedAscending: return !descending
+        case .orderedDescending: return descending
+        default: return nil
+        }
+    }
+
     static func jsonString(_ text: String) -> String {
         String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
     }

@@ -133,6 +133,11 @@ public struct PostgresSearch: Sendable {
     ///   - entities: only these entities (all if `nil`); one that no searched source declares is an error.
     ///   - limit: at most this many hits (`nil`: no limit); never more than ``Options/maximumHits``.
     ///   - offset: skip this many hits (paging).
+    ///   - order: ``Searchlight/SearchOrder/column(_:descending:)`` sorts by an attribute's
+    ///     column, then by relevance, as locally (NULL last either way; across entities, values
+    ///     compare as SQLite's BINARY collation does: numbers before text before BLOBs), among
+    ///     each entity's ranked matches. PostgreSQL holds only the attributes of the source
+    ///     rows: every searched entity must declare an attribute of that column.
     ///   - filter: only documents whose attributes satisfy it, counted, ranked and faceted, with
     ///     the meaning it has locally (``Searchlight/SearchFilter``: each column's affinity and
     ///     collation, as ``PostgresAttributes`` keeps them); an entity that does not declare
@@ -144,7 +149,7 @@ public struct PostgresSearch: Sendable {
     /// - Throws: `invalidArgument`, `invalidFilter`, `unknownEntity`, `notInstalled` (no sink wrote to this schema
     ///   yet), `postgresError` (PostgreSQL failed: the connection, the server; as the sink says).
     public func search(_ text: String, asYouType: Bool = false, sources: Set<String>? = nil, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0, filter: SearchFilter? = nil,
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance, filter: SearchFilter? = nil,
                        facets: [String] = [], facetLimit: Int = 10) async throws(SearchlightError) -> PostgresSearchResults {
         if let limit, limit < 0 { throw SearchlightError(.invalidArgument, "invalid limit \(limit): it must not be negative") }
         if offset < 0 { throw SearchlightError(.invalidArgument, "invalid offset \(offset): it must not be negative") }
@@ -155,7 +160,7 @@ public struct PostgresSearch: Sendable {
         if !(1...SearchFacet.maximumLimit).contains(facetLimit) {
             throw SearchlightError(.invalidArgument, "invalid facet limit \(facetLimit): it must be between 1 and \(SearchFacet.maximumLimit)")
         }
-        let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit)
+        let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit, order: order)
         do {
             return try await client.withConnection { connection in
                 try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
@@ -202,6 +207,9 @@ public struct PostgresSearch: Sendable {
         var filter: SearchFilter?
         var facets: [String]
         var facetLimit: Int
+        var order: SearchOrder = .relevance
+        /// With a sort column: the key of its attribute, by entity and source.
+        var sortKeys: [String: [String: String]] = [:]
         var comparisons: [String: [String: [String: AttributeComparison]]] = [:]
         /// Each source's ranking hints, by entity (entities with hints only).
         var hints: [String: [String: [SearchlightModel.RankingHint]]] = [:]
@@ -210,6 +218,8 @@ public struct PostgresSearch: Sendable {
     }
 
     struct Candidate {
+        /// The value sorted on, with a sort column.
+        var sortKey: AttributeValue = .null
         var score: Double
         var source: String
         var entity: String
@@ -269,6 +279,16 @@ public struct PostgresSearch: Sendable {
         for name in refinements.facets where !attributeNames.contains(where: { PostgresAttributes.key($0) == PostgresAttributes.key(name) }) {
             throw SearchlightError(.invalidArgument, "invalid facet: \(unknownAttribute(name))")
         }
+        if case let .column(column, _) = refinements.order {
+            for (source, model) in models {
+                for entity in model.entities where searched.contains(entity.name) {
+                    guard let attribute = entity.attributes.first(where: { $0.column.caseInsensitiveCompare(column) == .orderedSame }) else {
+                        throw SearchlightError(.invalidArgument, "cannot sort by \"\(UserText.shown(column))\": entity \(entity.name) of source \(UserText.shown(source)) has no attribute of that column (PostgreSQL sorts by attributes: declare it in the model's attributes, or search only the entities that have it)")
+                    }
+                    refinements.sortKeys[entity.name, default: [:]][source] = PostgresAttributes.key(attribute.name)
+                }
+            }
+        }
         let facetNames = refinements.facets.map { name in attributeNames.first { PostgresAttributes.key($0) == PostgresAttributes.key(name) } ?? name }
         if !facetNames.isEmpty { results.facets = facetNames.map { SearchFacet(attribute: $0, buckets: []) } }
         let columns = Set(models.flatMap { $0.1.entities.filter { searched.contains($0.name) }.flatMap { $0.fields.map(\.column) } })
@@ -310,23 +330,26 @@ public struct PostgresSearch: Sendable {
             var counted: [String: Int] = [:]
             var total = 0
             let score = needed == 0 ? "0" : scoreSQL(groups, entity: entity, refinements, &binds)
+            let sortKey = sortKeySQL(entity: entity, refinements, &binds)
+            let pageOrder = Self.pageOrder(refinements.order)
             let below = bound.map { "(SELECT n FROM total) < \(binds.add($0))" } ?? "true"
             let limit = bound.map { " LIMIT \(binds.add($0))" } ?? ""
             let newest = Self.newestOrder(oneSource: oneSource)
             let sql = """
-                WITH m AS MATERIALIZED (SELECT d.source, d.object_key, d.token, d.vector, d.boosts FROM \(table) d WHERE \(condition)\(limit)),
+                WITH m AS MATERIALIZED (SELECT d.source, d.object_key, d.token, d.vector, d.boosts, d.attributes FROM \(table) d WHERE \(condition)\(limit)),
                 total AS (SELECT count(*) AS n FROM m),
-                ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score
+                ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score, \(sortKey) AS sk
                            FROM (SELECT * FROM m d WHERE \(below) ORDER BY \(newest) LIMIT \(binds.add(cap))) d)
-                SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8 FROM ranked r
-                               ORDER BY r.score DESC, r.source, r.object_key LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
-                UNION ALL SELECT m.source, NULL, NULL, count(*) FROM m WHERE \(below) GROUP BY m.source
-                UNION ALL SELECT NULL, NULL, NULL, n FROM total
+                SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8, r.sk->>0, r.sk->>1, r.sk->>2 FROM ranked r
+                               ORDER BY \(pageOrder) LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
+                UNION ALL SELECT m.source, NULL, NULL, count(*), NULL, NULL, NULL FROM m WHERE \(below) GROUP BY m.source
+                UNION ALL SELECT NULL, NULL, NULL, n, NULL, NULL, NULL FROM total
                 """
-            for try await (source, key, score, matches) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
-                .decode((String?, String?, Double?, Int64?).self) {
+            for try await (source, key, score, matches, kind, first, second) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+                .decode((String?, String?, Double?, Int64?, String?, String?, String?).self) {
                 if let source, let key, let score {
-                    ranking.candidates.append(Candidate(score: score, source: source, entity: entity, key: key))
+                    ranking.candidates.append(Candidate(sortKey: PostgresAttributes.value(class: kind, first: first, second: second),
+                                                        score: score, source: source, entity: entity, key: key))
                 } else if let source, let matches {
                     counted[source, default: 0] += Int(matches)
                 } else if let matches {
@@ -359,7 +382,7 @@ public struct PostgresSearch: Sendable {
                     condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
                     let budget = Int(min(walkRows * 4 + Double(Self.probeSize), Double(Int.max / 2)))
                     let walk = """
-                        (SELECT d.source, d.object_key, d.vector, d.boosts FROM (
+                        (SELECT d.source, d.object_key, d.vector, d.boosts, d.attributes FROM (
                            SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk, d.attributes, d.boosts FROM \(table) d WHERE \(scope)
                            ORDER BY \(newest) LIMIT \(binds.add(budget))) d
                          WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))) d
@@ -378,7 +401,7 @@ public struct PostgresSearch: Sendable {
                     binds = SQLBinds()
                     condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
                     let relation = """
-                        (SELECT d.source, d.object_key, d.vector, d.boosts FROM \(table) d WHERE d.ctid = ANY(ARRAY(
+                        (SELECT d.source, d.object_key, d.vector, d.boosts, d.attributes FROM \(table) d WHERE d.ctid = ANY(ARRAY(
                            SELECT d.ctid FROM \(table) d WHERE \(condition) ORDER BY \(newest) LIMIT \(binds.add(cap))))) d
                         """
                     ranking = try await rank(groups, relation: relation, needed: needed, entity: entity, refinements, &binds, connection)
@@ -393,6 +416,8 @@ public struct PostgresSearch: Sendable {
         }
         results.totalRelation = isTotalExact ? .equal : .atLeast
         candidates.sort { a, b in
+            if case let .column(_, descending) = refinements.order,
+               let first = PostgresAttributes.precedes(a.sortKey, b.sortKey, descending: descending) { return first }
             if a.score != b.score { return a.score > b.score }
             if a.entity != b.entity { return a.entity < b.entity }
             if a.source != b.source { return a.source < b.source }
@@ -500,17 +525,20 @@ public struct PostgresSearch: Sendable {
     private func rank(_ groups: [SourceGroup], relation: String, needed: Int, entity: String, _ refinements: Refinements, _ binds: inout SQLBinds,
                       _ connection: PostgresConnection) async throws -> Ranking {
         let score = needed == 0 ? "0" : scoreSQL(groups, entity: entity, refinements, &binds)
+        let sortKey = sortKeySQL(entity: entity, refinements, &binds)
+        let pageOrder = Self.pageOrder(refinements.order)
         let sql = """
-            WITH ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score FROM \(relation))
-            SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8 FROM ranked r
-                           ORDER BY r.score DESC, r.source, r.object_key LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
-            UNION ALL SELECT r.source, NULL, NULL, count(*) FROM ranked r GROUP BY r.source
+            WITH ranked AS (SELECT d.source, d.object_key, (\(score))::float8 AS score, \(sortKey) AS sk FROM \(relation))
+            SELECT * FROM (SELECT r.source, r.object_key, r.score, NULL::int8, r.sk->>0, r.sk->>1, r.sk->>2 FROM ranked r
+                           ORDER BY \(pageOrder) LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
+            UNION ALL SELECT r.source, NULL, NULL, count(*), NULL, NULL, NULL FROM ranked r GROUP BY r.source
             """
         var ranking = Ranking()
-        for try await (source, key, score, matches) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
-            .decode((String, String?, Double?, Int64?).self) {
+        for try await (source, key, score, matches, kind, first, second) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+            .decode((String, String?, Double?, Int64?, String?, String?, String?).self) {
             if let key, let score {
-                ranking.candidates.append(Candidate(score: score, source: source, entity: entity, key: key))
+                ranking.candidates.append(Candidate(sortKey: PostgresAttributes.value(class: kind, first: first, second: second),
+                                                    score: score, source: source, entity: entity, key: key))
             } else if let matches {
                 ranking.bySource[source, default: 0] += Int(matches)
                 ranking.ranked += Int(matches)
@@ -558,6 +586,26 @@ public struct PostgresSearch: Sendable {
             let condition = PostgresAttributes.condition(filter, comparisons: comparisons, &binds) ?? "false"
             return "(d.source = ANY(\(binds.add(members))) AND \(condition))"
         }.joined(separator: " OR ") + ")"
+    }
+
+    /// The value a match is sorted on (`d.attributes`' element of the sort column's attribute),
+    /// or NULL without a sort column.
+    private func sortKeySQL(entity: String, _ refinements: Refinements, _ binds: inout SQLBinds) -> String {
+        guard let keys = refinements.sortKeys[entity], !keys.isEmpty else { return "NULL::jsonb" }
+        let bySource = Dictionary(grouping: keys.keys.sorted()) { keys[$0]! }
+        if bySource.count == 1 { return "d.attributes->\(binds.add(bySource.first!.key))" }
+        return "CASE " + bySource.sorted { $0.key < $1.key }.map { key, sources in
+            "WHEN d.source = ANY(\(binds.add(sources))) THEN d.attributes->\(binds.add(key))"
+        }.joined(separator: " ") + " END"
+    }
+
+    /// The order of an entity's page: by the sort column's value (NULL last, then SQLite's
+    /// order of classes and, within one, of numbers and bytes), then by score; constant SQL.
+    static func pageOrder(_ order: SearchOrder) -> String {
+        guard case let .column(_, descending) = order else { return "r.score DESC, r.source, r.object_key" }
+        let direction = descending ? " DESC" : ""
+        return "r.sk IS NULL, (r.sk->>0)::int\(direction), CASE WHEN r.sk->>0 = '1' THEN (r.sk->1)::numeric END\(direction), "
+            + "(CASE WHEN r.sk->>0 <> '1' THEN coalesce(r.sk->>2, r.sk->>1) END) COLLATE \"C\"\(direction), r.score DESC, r.source, r.object_key"
     }
 
     /// A match's score (`d`: its source and vector), by its source's compiled query, times

@@ -84,6 +84,12 @@ struct PostgresCommandTests {
         #expect(json.stdout.contains(#""attribute" : "tag""#) && json.stdout.contains(#""value" : "Swift""#), "\(json.stdout)")
         let bad = try await PostgresCLI.run(["search", "--postgres", url, "--filter", "year >= \"20\u{0}", "kernel"])
         #expect(bad.status != 0 && bad.stderr.split(separator: "\n").count == 1 && bad.stderr.contains("invalid filter"), "\(bad.stderr)")
+        let sorted = try await PostgresCLI.run(["search", "--postgres", url, "--sort", "YEAR", "--ascending", "--format", "csv", "kernel"])
+        #expect(sorted.status == 0, "\(sorted.stderr)")
+        #expect(sorted.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",")[2] } == ["1", "2", "3"], "\(sorted.stdout)")
+        let notAnAttribute = try await PostgresCLI.run(["search", "--postgres", url, "--sort", "body", "kernel"])
+        #expect(notAnAttribute.status != 0 && notAnAttribute.stderr.split(separator: "\n").count == 1
+                && notAnAttribute.stderr.contains("cannot sort by \"body\": entity Item of source s has no attribute of that column"), "\(notAnAttribute.stderr)")
         let unknown = try await PostgresCLI.run(["search", "--postgres", url, "--filter", "color = 'red'", "kernel"])
         #expect(unknown.status != 0 && unknown.stderr.contains(#"unknown attribute "color" (declared: year, tag)"#), "\(unknown.stderr)")
     }

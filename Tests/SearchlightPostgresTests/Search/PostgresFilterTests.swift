@@ -95,6 +95,14 @@ struct PostgresFilterTests {
         _ = try await sink.runOnce()
         let index = SearchIndex(store: store)
         let endpoint = try PostgresEndpoint(url: url)
+        // Each item's values as stored, by column: what a sort orders.
+        let values = try await store.databaseWriter.read { db in
+            var values: [ObjectID: [String: AttributeValue]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, \(Self.columns.joined(separator: ", ")) FROM items") {
+                values[.integer(row[0])] = Dictionary(uniqueKeysWithValues: Self.columns.map { ($0, AttributeValue(row[$0] as DatabaseValue)) })
+            }
+            return values
+        }
         let cases = (0..<300).map { _ in (Self.randomFilter(&random), ["common", "alpha", "beta OR gamma"][Int(random.next() % 3)]) }
         // Bounds low enough that a common word's count stops and its ranking takes the probe, the
         // walk and the GIN paths: the filter is in each.
@@ -104,7 +112,7 @@ struct PostgresFilterTests {
         let options = bounded
         let (nonTrivial, compared) = try await PostgresSearch.withSearch(endpoint: endpoint) { search in
             let small = PostgresSearch(client: search.client, schema: search.schema, options: options, logger: search.logger)
-            var nonTrivial = 0, compared = 0
+            var nonTrivial = 0, compared = 0, sorted = 0
             for (round, (filter, word)) in cases.enumerated() {
                 // Its text, parsed, where the grammar can say it (it has no BLOB or NULL literal).
                 let parsed = (try? SearchFilter(parsing: filter.description)) ?? filter
@@ -120,6 +128,18 @@ struct PostgresFilterTests {
                         "seed \(seed): \(word) filter \(filter), bounded: \(cappedIDs.count) of \(localIDs.count)")
                 #expect(capped.totalRelation == (localIDs.count > 10 ? .atLeast : .equal), "seed \(seed): \(filter)")
                 if !localIDs.isEmpty && localIDs.count < 100 { nonTrivial += 1 }
+                // Sorted by a column, each direction: the same values in the same order (matches
+                // of equal values may come in another order: the engines' scores differ).
+                if round % 3 == 0 {
+                    let column = Self.columns[round / 3 % Self.columns.count]
+                    let order = SearchOrder.column(column, descending: round % 2 == 0)
+                    let localSorted = try index.search(word, limit: nil, order: order, typos: .off, filter: filter)
+                    let remoteSorted = try await search.search(word, limit: nil, order: order, filter: parsed)
+                    let a = localSorted.hits.map { Self.comparable(values[$0.objectID]?[column] ?? .null) }
+                    let b = remoteSorted.hits.map { Self.comparable(values[$0.objectID]?[column] ?? .null) }
+                    #expect(a == b, "seed \(seed): sorted by \(order) of \(word) filter \(filter)")
+                    sorted += a.isEmpty ? 0 : 1
+                }
                 if !facets.isEmpty {
                     let a = (local.facets ?? []).map { facet in facet.buckets.map { [Self.comparable($0.value).description, String($0.count)] } }
                     let b = (remote.facets ?? []).map { facet in facet.buckets.map { [Self.comparable($0.value).description, String($0.count)] } }
@@ -128,6 +148,7 @@ struct PostgresFilterTests {
                     compared += 1
                 }
             }
+            #expect(sorted > 50, "sorted searches with hits: \(sorted)")
             return (nonTrivial, compared)
         }
         #expect(nonTrivial > 50, "the random filters select something, not everything (\(nonTrivial))")
