@@ -173,12 +173,7 @@ struct SearchCommand: ParsableCommand {
     }
 
     /// `Typo matches: kernal → kernel, vernal (1 typo).`
-    static func describe(_ corrections: [SearchCorrection]) -> String {
-        "Typo matches (after the exact ones): " + corrections.map { correction in
-            let typos = Set(correction.replacements.map(\.typos)).sorted().map(String.init).joined(separator: " or ")
-            return "\(correction.word) → \(correction.replacements.map(\.text).joined(separator: ", ")) (\(typos) typo\(typos == "1" ? "" : "s"))"
-        }.joined(separator: "; ") + "."
-    }
+    static func describe(_ corrections: [SearchCorrection]) -> String { CorrectionLine.text(corrections) }
 
     /// A facet as a line: `tag: swift 12, rust 3 (and 4 more values)`.
     static func footer(_ facet: SearchFacet) -> String { FacetLine.text(facet) }

@@ -11,3 +11,13 @@ package enum FacetLine {
         return "\(facet.attribute): " + (values.isEmpty ? "no values" : values.joined(separator: ", ")) + (more > 0 ? " (and \(more) more values)" : "")
     }
 }
+
+/// Corrections as the table format prints them: `Typo matches (after the exact ones): kernal → kernel, vernal (1 typo).`
+package enum CorrectionLine {
+    package static func text(_ corrections: [SearchCorrection]) -> String {
+        "Typo matches (after the exact ones): " + corrections.map { correction in
+            let typos = Set(correction.replacements.map(\.typos)).sorted().map(String.init).joined(separator: " or ")
+            return "\(correction.word) → \(correction.replacements.map(\.text).joined(separator: ", ")) (\(typos) typo\(typos == "1" ? "" : "s"))"
+        }.joined(separator: "; ") + "."
+    }
+}

@@ -35,6 +35,9 @@ struct SearchCommand: AsyncParsableCommand {
     @Flag(help: "Treat the last word as a prefix (as-you-type).")
     var prefix = false
 
+    @Option(help: "Typo tolerance: 'on' (words PostgreSQL's vocabulary lacks also match words 1 edit away from 5 letters, 2 from 9, after every exact match) or 'off' (exact matches only).")
+    var typos: TypoTolerance = .on
+
     @Option(help: "Sort by this column (an attribute's: PostgreSQL holds only those), largest first, then by relevance.")
     var sort: String?
 
@@ -75,7 +78,7 @@ struct SearchCommand: AsyncParsableCommand {
         var hit: PostgresSearchHit
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case source, entity, id, title, titleHighlight, snippet, score }
+            enum Key: String, CodingKey { case source, entity, id, title, titleHighlight, snippet, score, typos }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(hit.source, forKey: .source)
             try container.encode(hit.entity, forKey: .entity)
@@ -84,6 +87,7 @@ struct SearchCommand: AsyncParsableCommand {
             try container.encode(hit.titleHighlight, forKey: .titleHighlight)
             try container.encode(hit.snippet, forKey: .snippet)
             try container.encode(hit.score, forKey: .score)
+            try container.encode(hit.typos, forKey: .typos)
         }
     }
 
@@ -92,7 +96,7 @@ struct SearchCommand: AsyncParsableCommand {
         var results: PostgresSearchResults
 
         func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case total, totalRelation, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation, facets }
+            enum Key: String, CodingKey { case total, totalRelation, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, correctionBounded, facets }
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(results.total, forKey: .total)
             try container.encode(results.totalRelation, forKey: .totalRelation) // "eq", or "gte": the counts are lower bounds
@@ -103,6 +107,8 @@ struct SearchCommand: AsyncParsableCommand {
             try container.encode(results.droppedTerms, forKey: .droppedTerms)
             try container.encode(results.hits.map(Hit.init), forKey: .hits)
             try container.encodeNil(forKey: .explanation) // no explanations on PostgreSQL
+            try container.encode(results.corrections, forKey: .corrections) // [] when every hit is exact
+            try container.encode(results.isCorrectionBounded, forKey: .correctionBounded)
             try container.encodeIfPresent(results.facets, forKey: .facets) // only with --facet
         }
     }
@@ -116,9 +122,10 @@ struct SearchCommand: AsyncParsableCommand {
         let filter = try self.filter.map { try SearchFilter(parsing: $0) }
         let (facets, facetLimit) = (self.facets, self.facetLimit)
         let order = sort.map { SearchOrder.column($0, descending: !ascending) } ?? .relevance
+        let typos = self.typos
         let results = try await PostgresSearch.withSearch(endpoint: endpoint, options: options) { search in
             try await search.search(text, asYouType: asYouType, sources: sources, entities: entities, limit: limit, offset: offset,
-                                    order: order, filter: filter, facets: facets, facetLimit: facetLimit)
+                                    order: order, typos: typos, filter: filter, facets: facets, facetLimit: facetLimit)
         }
         switch format {
         case .json:
@@ -145,6 +152,7 @@ struct SearchCommand: AsyncParsableCommand {
             let bySource = results.countsBySource.sorted { $0.key < $1.key }.map { "\($0.key) \(Output.count($0.value))" }.joined(separator: ", ")
             print("\(results.hits.count) of \(Output.count(results.total, atLeast: atLeast)) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))")
                   + (bySource.isEmpty ? "" : atLeast ? "; by source, of those ranked: \(bySource)" : "; by source: \(bySource)"))
+            if !results.corrections.isEmpty { print(CorrectionLine.text(results.corrections)) }
             for facet in results.facets ?? [] { print(FacetLine.text(facet)) }
             bounds(results).map { print($0) }
         }
@@ -166,3 +174,4 @@ struct SearchCommand: AsyncParsableCommand {
         return notes.isEmpty ? nil : notes.joined(separator: " ")
     }
 }
+extension TypoTolerance: ExpressibleByArgument {}

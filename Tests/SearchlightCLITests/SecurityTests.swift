@@ -29,7 +29,11 @@ import SearchlightTestSupport
         // placeholders), and the grouping key (one of two constant expressions).
         "branches.joined(separator: \" UNION ALL \")", "groupKey",
         // PostgreSQL sort: the sort value (placeholders), the page's ORDER BY (constant).
-        "sortKey", "pageOrder",
+        "sortKey", "pageOrder", "sortOrder",
+        // PostgreSQL typo tier: the source condition of a vocabulary look-up (a placeholder),
+        // the tier's condition, typo and unlikely counts (placeholders and constant SQL), the
+        // newest-first ORDER BY (constant).
+        "sourceCondition(&binds)", "filter", "condition(&binds)", "typos.typos", "typos.unlikely", "Self.newestOrder(oneSource: oneSource)",
     ]
     /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
     /// `PostgresSchema.quoted(` quotes an identifier.

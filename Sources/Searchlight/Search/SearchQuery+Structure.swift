@@ -11,11 +11,14 @@ extension SearchQuery {
         public var isPrefix: Bool
         /// The field it is restricted to (a model column, lower case), if any.
         public var field: String?
+        /// Written in quotes: it matches exactly (typo tolerance leaves it).
+        public var isQuoted: Bool
 
-        public init(words: [String], isPrefix: Bool = false, field: String? = nil) {
+        public init(words: [String], isPrefix: Bool = false, field: String? = nil, isQuoted: Bool = false) {
             self.words = words
             self.isPrefix = isPrefix
             self.field = field
+            self.isQuoted = isQuoted
         }
     }
 
@@ -33,6 +36,12 @@ extension SearchQuery {
         public var exclusions: [Term]
         /// Terms left out after the first ``SearchQuery/maximumTerms``.
         public var droppedTerms: Int
+
+        public init(groups: [[Term]], exclusions: [Term], droppedTerms: Int = 0) {
+            self.groups = groups
+            self.exclusions = exclusions
+            self.droppedTerms = droppedTerms
+        }
     }
 
     /// The parsed user text, for an index of `model` (its tokenizer decides what a word is);
@@ -40,7 +49,7 @@ extension SearchQuery {
     public func structure(for model: SearchlightModel) -> Structure? {
         guard let parsed = parsed(for: IndexedText(tokenizer: model.tokenizer, foldsChineseVariants: model.foldChineseVariants)),
               !parsed.groups.isEmpty else { return nil }
-        func term(_ term: Parsed.Term) -> Term { Term(words: term.words, isPrefix: term.prefix, field: term.column) }
+        func term(_ term: Parsed.Term) -> Term { Term(words: term.words, isPrefix: term.prefix, field: term.column, isQuoted: term.isQuoted) }
         return Structure(groups: parsed.groups.map { $0.map(term) }, exclusions: parsed.negatives.map(term),
                          droppedTerms: parsed.droppedTerms)
     }

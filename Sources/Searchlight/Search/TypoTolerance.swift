@@ -44,3 +44,26 @@ public struct SearchCorrection: Hashable, Sendable, Codable {
         self.replacements = replacements
     }
 }
+
+extension TypoTolerance {
+    /// At most this many corrections of one word are searched for (fewest edits first, then the
+    /// words most documents hold); results say when a word had more.
+    public static let maximumCorrectionsPerWord = SearchIndex.maximumCorrectionsPerWord
+
+    /// How many edits a query word (folded: lower case, no diacritics) may differ by: 1 from 5
+    /// characters, 2 from 9; none for shorter words, words longer than a vocabulary keeps, and
+    /// words with a digit, a character that is no letter, or CJK.
+    public static func allowedEdits(_ word: String) -> Int { TermNeighbourhood.allowedEdits(word) }
+
+    /// Whether a query word may be corrected: one of 5 letters or more, or, unless it is a
+    /// prefix, one of 4 that may be a word of 5 that lost a letter (it then matches only the
+    /// words of 5 that hold it with one more).
+    public static func mayCorrect(_ word: String, prefix: Bool) -> Bool { SearchIndex.mayCorrect(word, prefix: prefix) }
+
+    /// Whether a word is one typo tolerance corrects into: letters (and their marks) only, no CJK.
+    public static func isCorrectable(_ word: String) -> Bool { TermNeighbourhood.isCorrectable(word) }
+
+    /// Whether `typed` is `word` with one letter left out or two neighbours swapped: the
+    /// corrections that rank first within a typo count.
+    public static func isLikelyEdit(of word: String, into typed: String) -> Bool { TermNeighbourhood.isLikelyEdit(of: word, into: typed) }
+}

@@ -138,6 +138,9 @@ public struct PostgresSearch: Sendable {
     ///     compare as SQLite's BINARY collation does: numbers before text before BLOBs), among
     ///     each entity's ranked matches. PostgreSQL holds only the attributes of the source
     ///     rows: every searched entity must declare an attribute of that column.
+    ///   - typos: with ``Searchlight/TypoTolerance/on`` (the default), words the vocabulary
+    ///     lacks also match its words a few edits away, after every exact match, as locally
+    ///     (``PostgresNeighbourhood`` finds them in PostgreSQL's vocabulary of the searched sources).
     ///   - filter: only documents whose attributes satisfy it, counted, ranked and faceted, with
     ///     the meaning it has locally (``Searchlight/SearchFilter``: each column's affinity and
     ///     collation, as ``PostgresAttributes`` keeps them); an entity that does not declare
@@ -149,7 +152,7 @@ public struct PostgresSearch: Sendable {
     /// - Throws: `invalidArgument`, `invalidFilter`, `unknownEntity`, `notInstalled` (no sink wrote to this schema
     ///   yet), `postgresError` (PostgreSQL failed: the connection, the server; as the sink says).
     public func search(_ text: String, asYouType: Bool = false, sources: Set<String>? = nil, entities: Set<String>? = nil,
-                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance, filter: SearchFilter? = nil,
+                       limit: Int? = 20, offset: Int = 0, order: SearchOrder = .relevance, typos: TypoTolerance = .on, filter: SearchFilter? = nil,
                        facets: [String] = [], facetLimit: Int = 10) async throws(SearchlightError) -> PostgresSearchResults {
         if let limit, limit < 0 { throw SearchlightError(.invalidArgument, "invalid limit \(limit): it must not be negative") }
         if offset < 0 { throw SearchlightError(.invalidArgument, "invalid offset \(offset): it must not be negative") }
@@ -160,7 +163,7 @@ public struct PostgresSearch: Sendable {
         if !(1...SearchFacet.maximumLimit).contains(facetLimit) {
             throw SearchlightError(.invalidArgument, "invalid facet limit \(facetLimit): it must be between 1 and \(SearchFacet.maximumLimit)")
         }
-        let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit, order: order)
+        let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit, order: order, typos: typos)
         do {
             return try await client.withConnection { connection in
                 try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
@@ -199,6 +202,9 @@ public struct PostgresSearch: Sendable {
         var sources: [String]
         var analyzer: SearchTextAnalyzer
         var compiled: PostgresQueryCompiler.Compiled
+        /// The query as this group's model parses it, and its compiler.
+        var structure: SearchQuery.Structure
+        var compiler: PostgresQueryCompiler
     }
 
     /// A search's filter and facets, and how each source's attributes compare (source →
@@ -208,6 +214,7 @@ public struct PostgresSearch: Sendable {
         var facets: [String]
         var facetLimit: Int
         var order: SearchOrder = .relevance
+        var typos: TypoTolerance = .on
         /// With a sort column: the key of its attribute, by entity and source.
         var sortKeys: [String: [String: String]] = [:]
         var comparisons: [String: [String: [String: AttributeComparison]]] = [:]
@@ -218,6 +225,10 @@ public struct PostgresSearch: Sendable {
     }
 
     struct Candidate {
+        /// Typos of a match of the typo tier (0: exact), and how many of its corrected words
+        /// hold no likely correction.
+        var typos = 0
+        var unlikely = 0
         /// The value sorted on, with a sort column.
         var sortKey: AttributeValue = .null
         var score: Double
@@ -226,7 +237,7 @@ public struct PostgresSearch: Sendable {
         var key: String
     }
 
-    private var table: String { PostgresSchema.quoted(schema) + ".documents" }
+    var table: String { PostgresSchema.quoted(schema) + ".documents" }
 
     private func run(_ text: String, asYouType: Bool, sources names: Set<String>?, entities: Set<String>?,
                      limit: Int?, offset: Int, refinements: Refinements, _ connection: PostgresConnection) async throws -> PostgresSearchResults {
@@ -303,9 +314,9 @@ public struct PostgresSearch: Sendable {
             let model = members[0].1
             let fields = Set(members.flatMap { $0.1.entities.filter { searched.contains($0.name) }.flatMap { $0.fields.map { $0.column.lowercased() } } })
             let analyzer = SearchTextAnalyzer(model: model)
-            guard let structure = query.structure(for: model),
-                  let compiled = PostgresQueryCompiler(analyzer: analyzer, fields: fields.sorted()).compile(structure) else { continue }
-            groups.append(SourceGroup(sources: members.map(\.0), analyzer: analyzer, compiled: compiled))
+            let compiler = PostgresQueryCompiler(analyzer: analyzer, fields: fields.sorted())
+            guard let structure = query.structure(for: model), let compiled = compiler.compile(structure) else { continue }
+            groups.append(SourceGroup(sources: members.map(\.0), analyzer: analyzer, compiled: compiled, structure: structure, compiler: compiler))
         }
         guard !groups.isEmpty, !searched.isEmpty else { return results }
 
@@ -414,10 +425,45 @@ public struct PostgresSearch: Sendable {
             results.total += isCountExact ? total : countLimit
             results.rankedMatches += ranking.ranked
         }
+        // The typo tier: after every exact match, those only the corrections find.
+        var corrected = groups
+        if refinements.typos == .on {
+            var tolerant: [SourceGroup] = []
+            var plans: [TypoPlan] = []
+            for group in groups {
+                guard let plan = try await typoPlan(group.structure, sources: everySource ? nil : group.sources, exactTotal: results.total, connection),
+                      let compiled = group.compiler.compile(plan.tolerant) else { continue }
+                var copy = group
+                copy.compiled = compiled
+                tolerant.append(copy)
+                plans.append(plan)
+                results.corrections += plan.corrections
+                results.isCorrectionBounded = results.isCorrectionBounded || plan.isBounded
+            }
+            var tierTotal = 0
+            for entity in searched.sorted() where !tolerant.isEmpty {
+                let tier = try await rankTypos(tolerant, plans: plans, exact: groups, entity: entity, needed: needed, everySource: everySource,
+                                               refinements, connection)
+                tierTotal += tier.total
+                candidates += tier.ranking.candidates
+                for (source, n) in tier.bySource { results.countsBySource[source, default: 0] += n }
+                results.countsByEntity[entity, default: 0] += tier.total
+                results.total += tier.total
+                results.rankedMatches += tier.ranking.ranked
+                isTotalExact = isTotalExact && tier.isCountExact
+            }
+            if tierTotal > 0 {
+                corrected = groups.map { group in tolerant.first { $0.sources == group.sources } ?? group }
+            } else {
+                results.corrections = []
+            }
+        }
         results.totalRelation = isTotalExact ? .equal : .atLeast
         candidates.sort { a, b in
+            if a.typos != b.typos { return a.typos < b.typos }
             if case let .column(_, descending) = refinements.order,
                let first = PostgresAttributes.precedes(a.sortKey, b.sortKey, descending: descending) { return first }
+            if a.unlikely != b.unlikely { return a.unlikely < b.unlikely }
             if a.score != b.score { return a.score > b.score }
             if a.entity != b.entity { return a.entity < b.entity }
             if a.source != b.source { return a.source < b.source }
@@ -426,10 +472,11 @@ public struct PostgresSearch: Sendable {
         let page = Array(candidates.dropFirst(offset).prefix(pageSize))
         let asked = limit ?? Int.max
         results.isTruncated = asked > pageSize && offset < results.rankedMatches && results.rankedMatches - offset > pageSize
-        results.hits = try await hits(page, groups: groups, connection)
+        results.hits = try await hits(page, groups: groups, corrected: corrected, connection)
         if !facetNames.isEmpty {
+            // All the matches: with a typo tier, those of the corrected query.
             let matched = searched.filter { (results.countsByEntity[$0] ?? 0) > 0 }.sorted()
-            results.facets = try await facetCounts(facetNames, groups: groups, entities: matched, everySource: everySource, refinements, connection)
+            results.facets = try await facetCounts(facetNames, groups: corrected, entities: matched, everySource: everySource, refinements, connection)
         }
         return results
     }
@@ -560,7 +607,7 @@ public struct PostgresSearch: Sendable {
     /// The WHERE condition of an entity's matches (`d` is `documents`): with `everySource`
     /// (one group holds every source) no source condition, and one source as an equality, so
     /// that the planner may walk `(entity, token)` or `(source, entity, token)`.
-    private func matchCondition(_ groups: [SourceGroup], entity: String, everySource: Bool, _ refinements: Refinements,
+    func matchCondition(_ groups: [SourceGroup], entity: String, everySource: Bool, _ refinements: Refinements,
                                 _ binds: inout SQLBinds) -> String {
         let perGroup = groups.map { group in
             var parts: [String] = []
@@ -590,7 +637,7 @@ public struct PostgresSearch: Sendable {
 
     /// The value a match is sorted on (`d.attributes`' element of the sort column's attribute),
     /// or NULL without a sort column.
-    private func sortKeySQL(entity: String, _ refinements: Refinements, _ binds: inout SQLBinds) -> String {
+    func sortKeySQL(entity: String, _ refinements: Refinements, _ binds: inout SQLBinds) -> String {
         guard let keys = refinements.sortKeys[entity], !keys.isEmpty else { return "NULL::jsonb" }
         let bySource = Dictionary(grouping: keys.keys.sorted()) { keys[$0]! }
         if bySource.count == 1 { return "d.attributes->\(binds.add(bySource.first!.key))" }
@@ -602,16 +649,21 @@ public struct PostgresSearch: Sendable {
     /// The order of an entity's page: by the sort column's value (NULL last, then SQLite's
     /// order of classes and, within one, of numbers and bytes), then by score; constant SQL.
     static func pageOrder(_ order: SearchOrder) -> String {
-        guard case let .column(_, descending) = order else { return "r.score DESC, r.source, r.object_key" }
+        sortOrder(order) + "r.score DESC, r.source, r.object_key"
+    }
+
+    /// The sort column's part of a page's ORDER BY (empty without one), a comma after it.
+    static func sortOrder(_ order: SearchOrder) -> String {
+        guard case let .column(_, descending) = order else { return "" }
         let direction = descending ? " DESC" : ""
         return "r.sk IS NULL, (r.sk->>0)::int\(direction), CASE WHEN r.sk->>0 = '1' THEN (r.sk->1)::numeric END\(direction), "
-            + "(CASE WHEN r.sk->>0 <> '1' THEN coalesce(r.sk->>2, r.sk->>1) END) COLLATE \"C\"\(direction), r.score DESC, r.source, r.object_key"
+            + "(CASE WHEN r.sk->>0 <> '1' THEN coalesce(r.sk->>2, r.sk->>1) END) COLLATE \"C\"\(direction), "
     }
 
     /// A match's score (`d`: its source and vector), by its source's compiled query, times
     /// `1 + Σ weight × boost` of its source's ranking hints for `entity`, as locally
     /// (``SearchlightHistory/SearchlightModel/RankingHint``; ``boostSQL(_:)``).
-    private func scoreSQL(_ groups: [SourceGroup], entity: String, _ refinements: Refinements, _ binds: inout SQLBinds) -> String {
+    func scoreSQL(_ groups: [SourceGroup], entity: String, _ refinements: Refinements, _ binds: inout SQLBinds) -> String {
         func score(_ group: SourceGroup) -> String {
             let rank = rankSQL(group, &binds)
             let kinds = Dictionary(grouping: group.sources) { refinements.hints[$0]?[entity] ?? [] }
@@ -649,8 +701,10 @@ public struct PostgresSearch: Sendable {
 
     /// The page's hits: titles, highlighted titles and snippets (`ts_headline` chooses the
     /// fragment of `body`; the highlighting is ``PostgresHighlighter``'s).
-    private func hits(_ page: [Candidate], groups: [SourceGroup], _ connection: PostgresConnection) async throws -> [PostgresSearchHit] {
+    private func hits(_ page: [Candidate], groups exact: [SourceGroup], corrected: [SourceGroup], _ connection: PostgresConnection) async throws -> [PostgresSearchHit] {
         guard !page.isEmpty else { return [] }
+        // The fragment is chosen with the corrected query's words (those of the typo tier's hits too).
+        let groups = corrected
         var binds = SQLBinds()
         var headline = "''"
         if options.snippets {
@@ -678,7 +732,7 @@ public struct PostgresSearch: Sendable {
         for candidate in page {
             // (One snapshot: the ranking's rows are all there.)
             guard let row = rows[candidate.source + "\u{0}" + candidate.entity + "\u{0}" + candidate.key],
-                  let group = groups.first(where: { $0.sources.contains(candidate.source) }) else {
+                  let group = (candidate.typos > 0 ? corrected : exact).first(where: { $0.sources.contains(candidate.source) }) else {
                 throw SearchlightError(.postgresError, "PostgreSQL lost document \(candidate.key) of \(candidate.entity) in \(candidate.source) during a search")
             }
             let highlighter = PostgresHighlighter(analyzer: group.analyzer, start: options.highlightStart, end: options.highlightEnd)
@@ -697,9 +751,11 @@ public struct PostgresSearch: Sendable {
                 if !Self.sameEdge(fragment, row.start, atStart: true) { snippet = options.ellipsis + snippet }
                 if !Self.sameEdge(fragment, row.end, atStart: false) { snippet += options.ellipsis }
             }
-            hits.append(PostgresSearchHit(source: candidate.source, entity: candidate.entity, objectID: Self.objectID(key: candidate.key),
-                                          title: preparedTitle.map(SearchTextAnalyzer.display), titleHighlight: titleHighlight,
-                                          snippet: snippet, score: candidate.score))
+            var hit = PostgresSearchHit(source: candidate.source, entity: candidate.entity, objectID: Self.objectID(key: candidate.key),
+                                        title: preparedTitle.map(SearchTextAnalyzer.display), titleHighlight: titleHighlight,
+                                        snippet: snippet, score: candidate.score)
+            hit.typos = candidate.typos
+            hits.append(hit)
         }
         return hits
     }

@@ -18,6 +18,9 @@ public struct PostgresSearchHit: Hashable, Sendable, Codable {
     public var snippet: String
     /// Relevance: higher is better (`ts_rank` with the weight classes; see ``PostgresSearch``).
     public var score: Double
+    /// Edits between the query and what this hit matched: 0 for an exact match, else 1 or 2
+    /// for each corrected word, summed (``Searchlight/TypoTolerance``).
+    public var typos = 0
 
     public init(source: String, entity: String, objectID: ObjectID, title: String?, titleHighlight: String?, snippet: String, score: Double) {
         self.source = source
@@ -55,6 +58,11 @@ public struct PostgresSearchResults: Hashable, Sendable {
     public var droppedTerms: Int
     /// The counts of the facets asked for (nil when none was), among all the matches.
     public var facets: [SearchFacet]? = nil
+    /// The query words that also matched words a few edits away, and those words (empty when
+    /// every hit is an exact match).
+    public var corrections: [SearchCorrection] = []
+    /// Whether a word had more corrections than were searched for (``Searchlight/TypoTolerance/maximumCorrectionsPerWord``).
+    public var isCorrectionBounded = false
 
     /// Whether some matches may have been left out of the ranking: ``rankedMatches`` <
     /// ``total``, or the total is a lower bound.
