@@ -37,6 +37,21 @@ enum PostgresSearchScale {
         for index in stride(from: 0, to: min(ranked.count, 3_000) - step, by: step).prefix(30) {
             queries.append(Query(text: "\(ranked[index]) OR \(ranked[index + step / 2])", asYouType: false, kind: "or"))
         }
+        // Typo'd words: words of 6 letters or more of every frequency, each with one edit (a
+        // letter left out, doubled, replaced by the next one, or two neighbours swapped).
+        let long = ranked.filter { $0.count >= 6 && $0.allSatisfy(\.isLetter) }
+        let typoStep = max(1, min(long.count, 3_000) / 40)
+        for (n, word) in stride(from: 0, to: min(long.count, 3_000), by: typoStep).prefix(40).map({ long[$0] }).enumerated() {
+            var letters = Array(word)
+            let at = 1 + n % (letters.count - 2)
+            switch n % 4 {
+            case 0: letters.remove(at: at)
+            case 1: letters.insert(letters[at], at: at)
+            case 2: letters[at] = letters[at] == "z" ? "a" : Character(Unicode.Scalar(letters[at].unicodeScalars.first!.value + 1)!)
+            default: letters.swapAt(at, at + 1)
+            }
+            queries.append(Query(text: String(letters), asYouType: false, kind: "typo"))
+        }
         queries += "abcdefghijklmnopqrstuvwxyz".map { Query(text: String($0), asYouType: true, kind: "typed-1") }
         let common = ranked.filter { $0.count >= 4 }.prefix(600).enumerated().filter { $0.offset % 10 == 0 }.map(\.element)
         for n in 2...3 {

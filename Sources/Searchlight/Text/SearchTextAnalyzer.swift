@@ -40,6 +40,11 @@ public struct SearchTextAnalyzer: Hashable, Sendable {
     /// [How search reads text](https://github.com/searchlight/docs/SearchText.md)).
     public func prepare(_ text: String) -> String { rules.prepare(text) }
 
+    /// The text before the last word, and the last word: the run of characters at the end of
+    /// the text that the tokenizer keeps in a word (after dropping one trailing `*`), as
+    /// suggestions complete it; nil when the text ends otherwise (white space, punctuation).
+    public func lastWord(of text: String) -> (head: String, word: String)? { SearchIndex.lastWord(of: text, rules: rules) }
+
     /// The tokens of `text` after ``prepare(_:)``, in order: the words a query can match.
     /// Case and diacritics are left as they are (the tokenizer folds them).
     public func tokens(_ text: String) -> [Token] { tokens(prepared: prepare(text)) }

@@ -164,6 +164,15 @@ public struct PostgresSearch: Sendable {
             throw SearchlightError(.invalidArgument, "invalid facet limit \(facetLimit): it must be between 1 and \(SearchFacet.maximumLimit)")
         }
         let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit, order: order, typos: typos)
+        return try await reading("search") { connection in
+            try await run(text, asYouType: asYouType, sources: sources, entities: entities,
+                          limit: limit, offset: offset, refinements: refinements, connection)
+        }
+    }
+
+    /// Runs `body` in one read-only `REPEATABLE READ` transaction with JIT off, and says in one
+    /// line what went wrong (`doing`: "search").
+    func reading<T: Sendable>(_ doing: String, _ body: @Sendable (PostgresConnection) async throws -> T) async throws(SearchlightError) -> T {
         do {
             return try await client.withConnection { connection in
                 try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
@@ -172,10 +181,9 @@ public struct PostgresSearch: Sendable {
                     // stays the server's: 32 MB kept a common prefix's GIN bitmap exact, which made
                     // its count pass slower at 10 million documents, 460-565 ms against 285-300.)
                     try await connection.query("SET LOCAL jit = off", logger: logger)
-                    let results = try await run(text, asYouType: asYouType, sources: sources, entities: entities,
-                                                limit: limit, offset: offset, refinements: refinements, connection)
+                    let result = try await body(connection)
                     try await connection.query("COMMIT", logger: logger)
-                    return results
+                    return result
                 } catch {
                     _ = try? await connection.query("ROLLBACK", logger: logger)
                     throw error
@@ -187,11 +195,11 @@ public struct PostgresSearch: Sendable {
             if error.serverInfo?[.sqlState] == "42P01" || error.serverInfo?[.sqlState] == "3F000" {
                 throw SearchlightError(.notInstalled, "PostgreSQL holds no Searchlight documents in schema \(PostgresSchema.shown(schema)): run `searchlight-postgres sink` first", underlyingError: error)
             }
-            throw SearchlightError(.postgresError, "search on PostgreSQL failed: \(PostgresErrors.describe(error))", underlyingError: error)
+            throw SearchlightError(.postgresError, "\(doing) on PostgreSQL failed: \(PostgresErrors.describe(error))", underlyingError: error)
         } catch is CancellationError {
-            throw SearchlightError(.cancelled, "search on PostgreSQL: cancelled")
+            throw SearchlightError(.cancelled, "\(doing) on PostgreSQL: cancelled")
         } catch {
-            throw SearchlightError(.postgresError, "search on PostgreSQL failed: \(PostgresErrors.describe(error))", underlyingError: error)
+            throw SearchlightError(.postgresError, "\(doing) on PostgreSQL failed: \(PostgresErrors.describe(error))", underlyingError: error)
         }
     }
 

@@ -90,6 +90,10 @@ struct PostgresCommandTests {
         let notAnAttribute = try await PostgresCLI.run(["search", "--postgres", url, "--sort", "body", "kernel"])
         #expect(notAnAttribute.status != 0 && notAnAttribute.stderr.split(separator: "\n").count == 1
                 && notAnAttribute.stderr.contains("cannot sort by \"body\": entity Item of source s has no attribute of that column"), "\(notAnAttribute.stderr)")
+        let suggest = try await PostgresCLI.run(["suggest", "--postgres", url, "--format", "json", "linux", "kernl"])
+        #expect(suggest.status == 0 && suggest.stdout.contains(#""text" : "linux kernel""#) && suggest.stdout.contains(#""typos" : 1"#), "\(suggest.stdout)\(suggest.stderr)")
+        let typo = try await PostgresCLI.run(["search", "--postgres", url, "kernl"])
+        #expect(typo.status == 0 && typo.stdout.contains("3 of 3 matches") && typo.stdout.contains("Typo matches (after the exact ones): kernl → kernel (1 typo)."), "\(typo.stdout)")
         let unknown = try await PostgresCLI.run(["search", "--postgres", url, "--filter", "color = 'red'", "kernel"])
         #expect(unknown.status != 0 && unknown.stderr.contains(#"unknown attribute "color" (declared: year, tag)"#), "\(unknown.stderr)")
     }

@@ -153,4 +153,49 @@ struct PostgresNeighbourhoodTests {
         }
         #expect(corrected > 25, "a good part of the queries are corrected (\(corrected) of \(queries.count))")
     }
+
+    /// Suggestions on PostgreSQL are the local ones: the same words, documents, typos and text,
+    /// for prefixes of 1 to 6 letters, typo'd prefixes of 5 to 10 (completed from words 1 or 2
+    /// edits away when none starts with them), a prefix after other words, inside quotes (never
+    /// corrected), and text that ends otherwise.
+    @Test func suggestionsAreTheLocalOnes() async throws {
+        var (seedValue, random) = seededGenerator("PostgresNeighbourhoodTests.suggest")
+        let seed = seedValue
+        let vocabulary = (0..<600).map { _ in Self.word(&random, length: 3 + Int(random.next() % 8)) }
+        let rows = (0..<300).map { _ in (0..<4).map { _ in vocabulary[Int(random.next() % UInt64(vocabulary.count))] }.joined(separator: " ") }
+        let database = try TestDatabase()
+        let store = try database.openStore()
+        try await store.write(author: "app") { db in
+            for row in rows { try db.execute(sql: "INSERT INTO notes(title, body) VALUES ('', ?)", arguments: [row]) }
+        }
+        try Indexer(store: store).indexPendingChanges()
+        let url = PostgresTestServer.freshURL("suggest")
+        var configuration = PostgresSink.Configuration()
+        configuration.source = "s"
+        _ = try await PostgresSink(store: store, endpoint: PostgresEndpoint(url: url), configuration: configuration).runOnce()
+        var texts: [String] = ["", "abc ", "数据", "x1", "\"abcde"]
+        for index in 0..<100 {
+            let word = vocabulary[Int(random.next() % UInt64(vocabulary.count))]
+            switch index % 4 {
+            case 0: texts.append(String(word.prefix(1 + index % 6)))
+            case 1: texts.append("other " + Self.edited(word, &random))
+            case 2: texts.append(String(Self.edited(Self.edited(word + "gh", &random), &random).prefix(10)))
+            default: texts.append("\"" + Self.edited(word, &random))
+            }
+        }
+        let index = SearchIndex(store: store)
+        let cases = texts
+        let local = try cases.map { try index.suggest($0, limit: 8) }
+        let remote = try await PostgresSearch.withSearch(endpoint: PostgresEndpoint(url: url)) { search in
+            var results: [[SearchSuggestion]] = []
+            for text in cases { results.append(try await search.suggest(text, limit: 8)) }
+            return results
+        }
+        var typoed = 0
+        for (index, text) in texts.enumerated() {
+            #expect(remote[index] == local[index], "seed \(seed): \(text.debugDescription): PostgreSQL \(remote[index].map { "\($0.word) \($0.documents) \($0.typos)" }), local \(local[index].map { "\($0.word) \($0.documents) \($0.typos)" })")
+            if local[index].contains(where: { $0.typos > 0 }) { typoed += 1 }
+        }
+        #expect(typoed > 10, "suggestions from corrections (\(typoed))")
+    }
 }
