@@ -60,6 +60,23 @@ enum PostgresSearchScale {
         return queries
     }
 
+    /// What suggestions are asked for: prefixes of 1 to 6 letters of 300 words of every
+    /// frequency (5 letters or more), and each word with one edit (completed from words that
+    /// start within an edit when none starts with it).
+    static func suggestionTexts(_ documents: [Document]) -> [String] {
+        let long = SearchLatency.words(documents).ranked.filter { $0.count >= 5 && $0.allSatisfy(\.isLetter) }
+        let step = max(1, min(long.count, 6_000) / 300)
+        var texts: [String] = []
+        for (n, word) in stride(from: 0, to: min(long.count, 6_000), by: step).prefix(300).map({ long[$0] }).enumerated() {
+            for length in 1...min(6, word.count) { texts.append(String(word.prefix(length))) }
+            var letters = Array(word)
+            let at = 1 + n % (letters.count - 2)
+            if n % 2 == 0 { letters.remove(at: at) } else { letters.swapAt(at, at + 1) }
+            texts.append(String(letters))
+        }
+        return texts
+    }
+
     static func run(_ documents: [Document], url: String, sizes: [Int], localSizes: Set<Int>, keep: Bool) async throws -> [Figure] {
         let directory = try scratchDirectory("postgres-scale")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -82,6 +99,7 @@ enum PostgresSearchScale {
             figures.append(Figure(scenario, "disk of \(expected) documents (table, TOAST, indexes)", unit: "MB", ours: Double(bytes) / 1_048_576))
             let endpoint = try PostgresEndpoint(url: schemaURL)
             let local = localSizes.contains(copies) ? try localLatencies(queries, documents: documents, copies: copies, in: directory) : nil
+            let suggestions = suggestionTexts(documents)
             for (scope, sources) in [("every source", nil), ("one source", Set(["copy-0"]))] as [(String, Set<String>?)] {
                 let measured = try await latencies(queries, sources: sources, endpoint: endpoint)
                 report(queries, measured, label: "\(expected) docs, \(scope)")
@@ -95,6 +113,10 @@ enum PostgresSearchScale {
                                       baselineName: base == nil ? nil : "local index, same data", target: "<= \(Int(limit)) ms", met: p.p99 <= limit))
                 figures.append(Figure(scenario, "\(label), max", unit: "ms", ours: measured.max() ?? 0,
                                       baseline: base == nil ? nil : local?.max(), baselineName: base == nil ? nil : "local index, same data"))
+                let suggested = try await suggestionLatencies(suggestions, sources: sources, endpoint: endpoint)
+                let s = percentiles(suggested)
+                figures.append(Figure(scenario, "suggestions at \(expected) documents, \(scope), p50 (\(suggestions.count) prefixes of 1-6 letters and typo'd words)", unit: "ms", ours: s.p50))
+                figures.append(Figure(scenario, "suggestions at \(expected) documents, \(scope), p99", unit: "ms", ours: s.p99, target: "<= 20 ms", met: s.p99 <= 20))
             }
             if !keep { try await PostgresScenario.dropSchemas(url, [name]) }
         }
@@ -181,6 +203,24 @@ enum PostgresSearchScale {
             }
             return measured
         }
+    }
+
+    /// Milliseconds per suggestion (10 completions), after one warm-up round; the slowest on stderr.
+    static func suggestionLatencies(_ texts: [String], sources: Set<String>?, endpoint: PostgresEndpoint) async throws -> [Double] {
+        let measured = try await PostgresSearch.withSearch(endpoint: endpoint) { search in
+            for text in texts { _ = try await search.suggest(text, sources: sources) }
+            let clock = ContinuousClock()
+            var measured: [Double] = []
+            for text in texts {
+                let start = clock.now
+                _ = try await search.suggest(text, sources: sources)
+                measured.append((clock.now - start).seconds * 1000)
+            }
+            return measured
+        }
+        let slowest = zip(texts, measured).sorted { $0.1 > $1.1 }.prefix(8).map { "\($0.0) \(String(format: "%.1f", $0.1))" }
+        FileHandle.standardError.write(Data("scenario 14, suggestions (\(sources == nil ? "every source" : "one source")): slowest \(slowest.joined(separator: "; "))\n".utf8))
+        return measured
     }
 
     /// The same queries on the local index of `copies` copies of the corpus.

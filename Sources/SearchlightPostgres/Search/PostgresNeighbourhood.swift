@@ -80,14 +80,20 @@ struct PostgresNeighbourhood {
         return counts
     }
 
-    /// A node: a prefix of vocabulary words, its row and its parent's.
+    /// A node: a prefix of vocabulary words, its row and its parent's, and once its branch
+    /// was read into memory, the branch's words.
     private struct Node {
         var scalars: [UInt32]
         var row: [Int]
         var parentRow: [Int]
         var isTerm: Bool
         var bestOnPath: Int
+        var branch: ArraySlice<[UInt32]>?
     }
+
+    /// A branch with at most this many words (below the first two characters, where any
+    /// character may still follow) is read at once and walked in memory, as locally.
+    static let branchReadLimit = 256
 
     /// The vocabulary's words within `edits` of `word`, and with `prefix` its prefixes within
     /// `edits` (the shortest of each branch, and a longer one only with fewer edits); with
@@ -98,11 +104,12 @@ struct PostgresNeighbourhood {
         guard edits > 0, n > 0, n <= SearchTextAnalyzer.maximumVocabularyWordBytes + edits else { return [] }
         var matches: [Match] = []
         var lookUps = 0
-        var frontier = [Node(scalars: [], row: Array(0...n), parentRow: [], isTerm: false, bestOnPath: .max)]
+        var frontier = [Node(scalars: [], row: Array(0...n), parentRow: [], isTerm: false, bestOnPath: .max, branch: nil)]
         while !frontier.isEmpty {
-            // What each node needs: every child, or only the characters that continue the word.
-            var enumerate: [Int] = []
-            var probes: [(node: Int, character: UInt32)] = []
+            // What each node needs: every child, or only the characters that continue the word
+            // (`allowed`); from memory when its branch was read.
+            var allowed: [[UInt32]?] = Array(repeating: nil, count: frontier.count)
+            var expand: [Int] = []
             for (index, node) in frontier.enumerated() {
                 let depth = node.scalars.count
                 let distance = node.row[n]
@@ -127,23 +134,57 @@ struct PostgresNeighbourhood {
                             characters.append(query[j - 1])
                         }
                     }
-                    for character in characters.sorted() { probes.append((index, character)) }
+                    allowed[index] = characters.sorted()
+                }
+                expand.append(index)
+            }
+            guard !expand.isEmpty else { break }
+            guard lookUps < Self.maximumLookUps else {
+                wasBounded = true
+                break
+            }
+            // Branches below the first two characters, where any character may follow: read
+            // the small ones into memory.
+            let reads = expand.filter { frontier[$0].branch == nil && allowed[$0] == nil && frontier[$0].scalars.count >= 2 }
+            if !reads.isEmpty {
+                lookUps += reads.count
+                let branches = try await branchWords(of: reads.map { Self.text(frontier[$0].scalars) })
+                for (node, words) in zip(reads, branches) {
+                    if let words { frontier[node].branch = ArraySlice(words.map { $0.unicodeScalars.map(\.value) }) }
+                }
+            }
+            var children: [(node: Int, character: UInt32, isTerm: Bool, branch: ArraySlice<[UInt32]>?)] = []
+            var probes: [(node: Int, character: UInt32)] = []
+            var enumerate: [Int] = []
+            for index in expand {
+                let node = frontier[index], depth = node.scalars.count
+                if let branch = node.branch {
+                    // In memory: the words of each child are contiguous, its own word (if any) first.
+                    var at = branch.startIndex
+                    while at < branch.endIndex {
+                        guard branch[at].count > depth else { at += 1; continue }
+                        let character = branch[at][depth]
+                        var end = at + 1
+                        while end < branch.endIndex, branch[end].count > depth, branch[end][depth] == character { end += 1 }
+                        if allowed[index]?.contains(character) ?? true {
+                            lookUps += 1
+                            children.append((index, character, branch[at].count == depth + 1, branch[at..<end]))
+                        }
+                        at = end
+                    }
+                } else if let characters = allowed[index] {
+                    for character in characters { probes.append((index, character)) }
                 } else {
                     enumerate.append(index)
                 }
             }
-            guard lookUps < Self.maximumLookUps else {
-                if !enumerate.isEmpty || !probes.isEmpty { wasBounded = true }
-                break
-            }
-            var children: [(node: Int, character: UInt32, isTerm: Bool)] = []
             if !probes.isEmpty {
                 let prefixes = probes.map { Self.text(frontier[$0.node].scalars + [$0.character]) }
                 lookUps += prefixes.count
                 let firsts = try await firstWords(atLeast: prefixes)
                 for (probe, (sought, first)) in zip(probes, zip(prefixes, firsts)) {
                     guard let first, first.hasPrefix(sought) else { continue }
-                    children.append((probe.node, probe.character, first == sought))
+                    children.append((probe.node, probe.character, first == sought, nil))
                 }
             }
             if !enumerate.isEmpty {
@@ -154,13 +195,13 @@ struct PostgresNeighbourhood {
                     for first in words {
                         let scalars = first.unicodeScalars.map(\.value)
                         guard scalars.count > depth else { continue }
-                        children.append((node, scalars[depth], scalars.count == depth + 1))
+                        children.append((node, scalars[depth], scalars.count == depth + 1, nil))
                     }
                 }
             }
             var next: [Node] = []
             next.reserveCapacity(children.count)
-            for (index, character, isTerm) in children {
+            for (index, character, isTerm, branch) in children {
                 let node = frontier[index]
                 let depth = node.scalars.count
                 var row = [Int](repeating: 0, count: n + 1)
@@ -173,11 +214,31 @@ struct PostgresNeighbourhood {
                     }
                     row[j] = value
                 }
-                next.append(Node(scalars: node.scalars + [character], row: row, parentRow: node.row, isTerm: isTerm, bestOnPath: node.bestOnPath))
+                next.append(Node(scalars: node.scalars + [character], row: row, parentRow: node.row, isTerm: isTerm,
+                                 bestOnPath: node.bestOnPath, branch: branch))
             }
             frontier = next
         }
         return matches
+    }
+
+    /// The words of each branch (those that start with the prefix, the prefix itself
+    /// included), in key order, when it holds at most ``branchReadLimit`` of them; nil for a
+    /// larger one (only whether there is one more is read, not sent).
+    private func branchWords(of prefixes: [String]) async throws -> [[String]?] {
+        var binds = SQLBinds()
+        let filter = sourceCondition(&binds)
+        let sql = """
+            SELECT p.i, CASE WHEN cardinality(a.words) <= \(binds.add(Self.branchReadLimit)) THEN a.words END
+            FROM unnest(\(binds.add(prefixes))::text[]) WITH ORDINALITY AS p(prefix, i)
+            CROSS JOIN LATERAL (SELECT ARRAY(SELECT DISTINCT v.word FROM \(table) v
+                                             WHERE v.word >= p.prefix AND v.word < p.prefix || U&'\\+10FFFF'\(filter)
+                                             ORDER BY v.word LIMIT \(binds.add(Self.branchReadLimit + 1))) AS words) a
+            """
+        var result = [[String]?](repeating: nil, count: prefixes.count)
+        for try await (index, words) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+            .decode((Int64, [String]?).self) { result[Int(index) - 1] = words }
+        return result
     }
 
     /// The first word at or after each of `prefixes` (nil past the last), in one statement.
