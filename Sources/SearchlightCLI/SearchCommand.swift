@@ -63,6 +63,7 @@ struct SearchCommand: ParsableCommand {
 
     func validate() throws {
         if QueryArguments.words(words).isEmpty { throw ValidationError("Missing expected argument '<query>'") }
+        if let option = QueryArguments.unknownOption(words) { throw ValidationError("Unknown option '\(option)' (a query word that starts with '--' goes after '--')") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }

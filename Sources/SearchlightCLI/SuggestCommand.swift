@@ -29,6 +29,7 @@ struct SuggestCommand: ParsableCommand {
 
     func validate() throws {
         if words.isEmpty { throw ValidationError("Missing expected argument '<text>'") }
+        if let option = QueryArguments.unknownOption(words) { throw ValidationError("Unknown option '\(option)' (a word that starts with '--' goes after '--')") }
         if !(1...1000).contains(limit) { throw ValidationError("--limit must be between 1 and 1000") }
     }
 

@@ -8,4 +8,12 @@ public enum QueryArguments {
         words.remove(at: end)
         return words
     }
+
+    /// The first word before a `--` that looks like an option (`--facets`: two dashes and a
+    /// letter): a mistyped option, which would otherwise be searched for as a word. After `--`,
+    /// it is a word of the query.
+    public static func unknownOption(_ arguments: [String]) -> String? {
+        let options = arguments.firstIndex(of: "--").map { arguments[..<$0] } ?? arguments[...]
+        return options.first { $0.hasPrefix("--") && $0.dropFirst(2).first?.isLetter == true }
+    }
 }

@@ -66,6 +66,7 @@ struct SearchCommand: AsyncParsableCommand {
 
     func validate() throws {
         if QueryArguments.words(words).isEmpty { throw ValidationError("Missing expected argument '<query>'") }
+        if let option = QueryArguments.unknownOption(words) { throw ValidationError("Unknown option '\(option)' (a query word that starts with '--' goes after '--')") }
         if limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
         if countLimit < 0 { throw ValidationError("--count-limit must not be negative") }

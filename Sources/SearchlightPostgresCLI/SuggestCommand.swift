@@ -35,6 +35,7 @@ struct SuggestCommand: AsyncParsableCommand {
 
     func validate() throws {
         if QueryArguments.words(words).isEmpty { throw ValidationError("Missing expected argument '<text>'") }
+        if let option = QueryArguments.unknownOption(words) { throw ValidationError("Unknown option '\(option)' (a word that starts with '--' goes after '--')") }
         if !(1...1000).contains(limit) { throw ValidationError("--limit must be between 1 and 1000") }
     }
 

@@ -33,7 +33,7 @@ import SearchlightTestSupport
         // PostgreSQL typo tier: the source condition of a vocabulary look-up (a placeholder),
         // the tier's condition, typo and unlikely counts (placeholders and constant SQL), the
         // newest-first ORDER BY (constant).
-        "sourceCondition(&binds)", "filter", "condition(&binds)", "typos.typos", "typos.unlikely", "Self.newestOrder(oneSource: oneSource)",
+        "sourceCondition(&binds)", "filter", "condition(&binds)", "typos.typos", "typos.unlikely", "Self.newestOrder(oneSource: oneSource)", "Self.keyOrder",
     ]
     /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
     /// `PostgresSchema.quoted(` quotes an identifier.

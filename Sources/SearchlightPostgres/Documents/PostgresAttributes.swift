@@ -6,8 +6,8 @@ import Searchlight
 /// (``Searchlight/AttributeComparison``): what a filter selects and how a facet groups on
 /// PostgreSQL is what they select and group locally.
 ///
-/// Each attribute is a key (its name in ASCII lower case: filters name attributes without
-/// regard to case, as SQL does), and each value an array whose first element is its class in
+/// Each attribute is a key (its name case-folded: filters name attributes without regard to
+/// case, as the local search does), and each value an array whose first element is its class in
 /// SQLite's order of values: a NULL is no key at all,
 ///
 /// | value | stored | compared as |
@@ -38,9 +38,10 @@ enum PostgresAttributes {
         return "{" + members.joined(separator: ",") + "}"
     }
 
-    /// The key of an attribute: its name with ASCII letters in lower case.
+    /// The key of an attribute: its name case-folded, as the local search compares attribute
+    /// names (`caseInsensitiveCompare`: `GRÖSSE` names `Größe`).
     static func key(_ name: String) -> String {
-        String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+        name.folding(options: .caseInsensitive, locale: nil)
     }
 
     /// The JSON array of one value; nil for NULL.

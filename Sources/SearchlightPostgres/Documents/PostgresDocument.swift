@@ -57,14 +57,13 @@ public struct PostgresDocument: Hashable, Sendable {
     /// in the model's order: the `boosts` column.
     public var rankingInputs: [Double?] = []
 
-    /// The `boosts` column, a JSON array (nil when the entity has no hint). A number beyond
-    /// ±10^300 is written as ±10^300: the boost of such a value is what the local search
-    /// computes to the last digit, and PostgreSQL's arithmetic on it does not overflow.
+    /// The `boosts` column, a JSON array (nil when the entity has no hint). An infinity is
+    /// written as the largest double of its sign, as the local boost takes it.
     var boostsJSON: String? {
         guard !rankingInputs.isEmpty else { return nil }
         return "[" + rankingInputs.map { input in
             guard let input, !input.isNaN else { return "null" }
-            return "\(min(max(input, -1e300), 1e300))"
+            return "\(min(max(input, -Double.greatestFiniteMagnitude), Double.greatestFiniteMagnitude))"
         }.joined(separator: ",") + "]"
     }
 

@@ -155,6 +155,7 @@ struct PostgresNeighbourhood {
             }
             var children: [(node: Int, character: UInt32, isTerm: Bool, branch: ArraySlice<[UInt32]>?)] = []
             var probes: [(node: Int, character: UInt32)] = []
+            var completions: [(node: Int, word: [UInt32])] = []
             var enumerate: [Int] = []
             for index in expand {
                 let node = frontier[index], depth = node.scalars.count
@@ -172,8 +173,23 @@ struct PostgresNeighbourhood {
                         }
                         at = end
                     }
-                } else if let characters = allowed[index] {
-                    for character in characters { probes.append((index, character)) }
+                } else if allowed[index] != nil {
+                    // Its edits used up: the rest of a word must be the rest of the one sought,
+                    // from where the node's row reaches the edits, or (a transposition at the
+                    // node's last character) the character before it and then the rest. Those
+                    // few strings are looked up at once, whole.
+                    var candidates: [[UInt32]] = []
+                    for j in 0...n where node.row[j] == edits { candidates.append(node.scalars + query[j...]) }
+                    if depth >= 1 {
+                        let last = node.scalars[depth - 1]
+                        for j in 1..<max(n, 1) where query[j] == last && node.parentRow[j - 1] < edits {
+                            candidates.append(node.scalars + [query[j - 1]] + query[(j + 1)...])
+                        }
+                    }
+                    for candidate in Set(candidates) where candidate.count > depth {
+                        if let length, candidate.count != length { continue }
+                        completions.append((index, candidate))
+                    }
                 } else {
                     enumerate.append(index)
                 }
@@ -185,6 +201,23 @@ struct PostgresNeighbourhood {
                 for (probe, (sought, first)) in zip(probes, zip(prefixes, firsts)) {
                     guard let first, first.hasPrefix(sought) else { continue }
                     children.append((probe.node, probe.character, first == sought, nil))
+                }
+            }
+            if !completions.isEmpty {
+                let texts = completions.map { Self.text($0.word) }
+                lookUps += texts.count
+                let firsts = try await firstWords(atLeast: texts)
+                var found: [(node: Int, word: [UInt32], distance: Int)] = []
+                for (completion, (text, first)) in zip(completions, zip(texts, firsts)) {
+                    guard let first, prefix ? first.hasPrefix(text) : first == text else { continue }
+                    let distance = Self.distance(completion.word, query)
+                    guard distance <= edits else { continue }
+                    found.append((completion.node, completion.word, distance))
+                }
+                for item in found {
+                    // A prefix is recorded once per branch: not below another found from the same node.
+                    if prefix, found.contains(where: { $0.node == item.node && $0.word.count < item.word.count && item.word.starts(with: $0.word) }) { continue }
+                    matches.append(Match(term: Self.text(item.word), distance: item.distance, isPrefix: prefix))
                 }
             }
             if !enumerate.isEmpty {
@@ -278,6 +311,21 @@ struct PostgresNeighbourhood {
         for try await (index, word) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
             .decode((Int64, String).self) { result[Int(index) - 1].append(word) }
         return result
+    }
+
+    /// The optimal string alignment distance between two words.
+    static func distance(_ a: [UInt32], _ b: [UInt32]) -> Int {
+        var rows = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { rows[i][0] = i }
+        for j in 0...b.count { rows[0][j] = j }
+        for i in stride(from: 1, through: a.count, by: 1) {
+            for j in stride(from: 1, through: b.count, by: 1) {
+                var value = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { value = min(value, rows[i - 2][j - 2] + 1) }
+                rows[i][j] = value
+            }
+        }
+        return rows[a.count][b.count]
     }
 
     static func text(_ scalars: [UInt32]) -> String {

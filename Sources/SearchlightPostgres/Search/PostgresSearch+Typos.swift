@@ -135,7 +135,7 @@ extension PostgresSearch {
                             FROM \(table) d WHERE d.ctid = ANY(ARRAY(
                                 SELECT d.ctid FROM \(table) d WHERE \(condition(&binds)) ORDER BY \(Self.newestOrder(oneSource: oneSource)) LIMIT \(binds.add(cap)))))
             SELECT * FROM (SELECT r.source, r.object_key, r.score, r.typos, r.unlikely, r.sk->>0, r.sk->>1, r.sk->>2, NULL::int8 FROM ranked r
-                           ORDER BY r.typos, \(sortOrder) r.unlikely, r.score DESC, r.source, r.object_key LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
+                           ORDER BY r.typos, \(sortOrder) r.unlikely, r.score DESC, r.source, \(Self.keyOrder) LIMIT \(binds.add(min(needed, Int(Int64.max))))) page
             UNION ALL SELECT r.source, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*) FROM ranked r GROUP BY r.source
             """
         var ranked = 0

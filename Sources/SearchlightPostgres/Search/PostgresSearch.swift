@@ -475,7 +475,7 @@ public struct PostgresSearch: Sendable {
             if a.score != b.score { return a.score > b.score }
             if a.entity != b.entity { return a.entity < b.entity }
             if a.source != b.source { return a.source < b.source }
-            return a.key < b.key
+            return Self.keyPrecedes(a.key, b.key)
         }
         let page = Array(candidates.dropFirst(offset).prefix(pageSize))
         let asked = limit ?? Int.max
@@ -654,10 +654,25 @@ public struct PostgresSearch: Sendable {
         }.joined(separator: " ") + " END"
     }
 
+    /// The order of object keys among ties: integer keys by their value (as the local search
+    /// breaks ties by rowid), before other keys, which go by their text.
+    static let keyOrder = "(CASE WHEN r.object_key LIKE 'i:%' THEN substr(r.object_key, 3)::numeric END), r.object_key"
+
+    /// Whether object key `a` comes before `b` among ties (``keyOrder``).
+    static func keyPrecedes(_ a: String, _ b: String) -> Bool {
+        let x = a.hasPrefix("i:") ? Int64(a.dropFirst(2)) : nil, y = b.hasPrefix("i:") ? Int64(b.dropFirst(2)) : nil
+        switch (x, y) {
+        case let (x?, y?): return x != y ? x < y : a < b
+        case (.some, nil): return true
+        case (nil, .some): return false
+        case (nil, nil): return a < b
+        }
+    }
+
     /// The order of an entity's page: by the sort column's value (NULL last, then SQLite's
     /// order of classes and, within one, of numbers and bytes), then by score; constant SQL.
     static func pageOrder(_ order: SearchOrder) -> String {
-        sortOrder(order) + "r.score DESC, r.source, r.object_key"
+        sortOrder(order) + "r.score DESC, r.source, \(Self.keyOrder)"
     }
 
     /// The sort column's part of a page's ORDER BY (empty without one), a comma after it.
@@ -697,7 +712,9 @@ public struct PostgresSearch: Sendable {
             let weight = "\(binds.add(String(hint.weight)))::float8"
             // (`greatest` skips a NULL: a value that is none must be tested first.)
             guard let days = hint.halfLifeDays else { return "\(weight) * CASE WHEN \(value) IS NULL THEN 0 ELSE ln(1 + greatest(0, \(value))) END" }
-            let halvings = "(greatest(0, \(binds.add(String(now)))::float8 - \(value)) / 86400 / \(binds.add(String(days)))::float8)"
+            // (A date beyond ±10^300 is as far as 10^300: the boost is the same, and the subtraction cannot overflow.)
+            let date = "greatest(-1e300::float8, least(1e300::float8, \(value)))"
+            let halvings = "(greatest(0, \(binds.add(String(now)))::float8 - \(date)) / 86400 / \(binds.add(String(days)))::float8)"
             return "\(weight) * CASE WHEN \(value) IS NULL OR \(halvings) > 1100 THEN 0 ELSE power(0.5, \(halvings)) END"
         }
         return "(1 + " + terms.joined(separator: " + ") + ")"

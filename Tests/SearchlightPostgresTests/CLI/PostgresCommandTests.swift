@@ -72,6 +72,7 @@ struct PostgresCommandTests {
         let store = try database.openStore(model: model)
         try await store.write(author: "app") { db in
             try db.execute(sql: "INSERT INTO items(body, year, tag) VALUES ('kernel', 2019, 'Swift'), ('kernel', 2021, 'swift'), ('kernel', 2022, 'go')")
+            try db.execute(sql: "INSERT INTO items(body, year, tag) VALUES ('infinite', 9e999, 'go')")
         }
         let url = PostgresTestServer.freshURL("clifilter")
         let sink = try await PostgresCLI.run(["sink", "--db", database.path, "--postgres", url, "--source", "s", "--once"])
@@ -94,6 +95,10 @@ struct PostgresCommandTests {
         #expect(suggest.status == 0 && suggest.stdout.contains(#""text" : "linux kernel""#) && suggest.stdout.contains(#""typos" : 1"#), "\(suggest.stdout)\(suggest.stderr)")
         let typo = try await PostgresCLI.run(["search", "--postgres", url, "kernl"])
         #expect(typo.status == 0 && typo.stdout.contains("3 of 3 matches") && typo.stdout.contains("Typo matches (after the exact ones): kernl → kernel (1 typo)."), "\(typo.stdout)")
+        let infinite = try await PostgresCLI.run(["search", "--postgres", url, "--facet", "year", "--format", "json", "infinite"])
+        #expect(infinite.status == 0 && infinite.stdout.contains(#""value" : "Infinity""#), "\(infinite.stdout)\(infinite.stderr)")
+        let mistyped = try await PostgresCLI.run(["search", "--postgres", url, "--facets", "tag", "kernel"])
+        #expect(mistyped.status != 0 && mistyped.stderr.contains("Unknown option '--facets'"), "\(mistyped.stderr)")
         let unknown = try await PostgresCLI.run(["search", "--postgres", url, "--filter", "color = 'red'", "kernel"])
         #expect(unknown.status != 0 && unknown.stderr.contains(#"unknown attribute "color" (declared: year, tag)"#), "\(unknown.stderr)")
     }

@@ -222,13 +222,13 @@ struct PostgresFilterTests {
         let database = try TestDatabase(schema: "CREATE TABLE items(id INTEGER PRIMARY KEY, body TEXT, pop REAL, score, updated);")
         let model = try SearchlightModel(entities: [
             .init(name: "Item", table: "items", primaryKey: "id", fields: [.init(column: "body")],
-                  attributes: [.init(column: "pop"), .init(column: "score"), .init(column: "updated")],
-                  ranking: [.init(attribute: "pop"), .init(attribute: "SCORE", weight: 0.5), .init(attribute: "updated", weight: 2, halfLifeDays: 30)]),
+                  attributes: [.init(column: "pop"), .init(column: "score", name: "Größe"), .init(column: "updated")],
+                  ranking: [.init(attribute: "pop"), .init(attribute: "größe", weight: 0.5), .init(attribute: "updated", weight: 2, halfLifeDays: 30)]),
         ])
         let store = try database.openStore(model: model)
         let now = Date().timeIntervalSince1970
         let pops: [DatabaseValue] = [.null, 0.databaseValue, 3.databaseValue, 7.5.databaseValue, "12".databaseValue, (-4).databaseValue, "many".databaseValue,
-                                     1e300.databaseValue, Data([1]).databaseValue]
+                                     1e300.databaseValue, Data([1]).databaseValue, 1e305.databaseValue, Double.infinity.databaseValue]
         let dates: [DatabaseValue] = [.null, Int64(now - 86_400).databaseValue, (now - 40 * 86_400).databaseValue, "2024-05-01".databaseValue,
                                       "2024-05-01 12:00:00".databaseValue, "not a date".databaseValue, Int64(now + 86_400).databaseValue,
                                       (-1e308).databaseValue, "1970-01-01T00:00:00Z".databaseValue]
@@ -259,6 +259,14 @@ struct PostgresFilterTests {
         }
         let order = remote.hits.map { group[$0.objectID] ?? -1 }
         #expect(order == order.sorted(), "PostgreSQL's order by the local score's groups: \(order)")
+        // Ties (the same boosts) by key, as locally by rowid: the very same order.
+        #expect(remote.hits.map(\.objectID) == local.hits.map(\.objectID))
+        // An attribute named in another case, beyond ASCII (`GRÖSSE` for `Größe`), as locally.
+        let filtered = try SearchIndex(store: store).search("common", limit: nil, filter: SearchFilter(parsing: "GRÖSSE >= 3")).total
+        let remoteFiltered = try await PostgresSearch.withSearch(endpoint: PostgresEndpoint(url: url)) { search in
+            try await search.search("common", limit: nil, filter: SearchFilter(parsing: "GRÖSSE >= 3")).total
+        }
+        #expect(remoteFiltered == filtered && filtered > 0, "\(remoteFiltered) \(filtered)")
         #expect(current > 40, "the hints tell most documents apart (\(current + 1) groups)")
     }
 }
