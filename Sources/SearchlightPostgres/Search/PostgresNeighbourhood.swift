@@ -206,10 +206,16 @@ struct PostgresNeighbourhood {
             if !completions.isEmpty {
                 let texts = completions.map { Self.text($0.word) }
                 lookUps += texts.count
-                let firsts = try await firstWords(atLeast: texts)
+                // Whole words are looked up at once (`= ANY`); a prefix needs a seek each.
+                let held = prefix ? [] : try await words(in: texts)
+                let firsts = prefix ? try await firstWords(atLeast: texts) : []
                 var found: [(node: Int, word: [UInt32], distance: Int)] = []
-                for (completion, (text, first)) in zip(completions, zip(texts, firsts)) {
-                    guard let first, prefix ? first.hasPrefix(text) : first == text else { continue }
+                for (offset, (completion, text)) in zip(completions, texts).enumerated() {
+                    if prefix {
+                        guard let first = firsts[offset], first.hasPrefix(text) else { continue }
+                    } else {
+                        guard held.contains(text) else { continue }
+                    }
                     let distance = Self.distance(completion.word, query)
                     guard distance <= edits else { continue }
                     found.append((completion.node, completion.word, distance))
@@ -272,6 +278,17 @@ struct PostgresNeighbourhood {
         for try await (index, words) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
             .decode((Int64, [String]?).self) { result[Int(index) - 1] = words }
         return result
+    }
+
+    /// Which of `words` the vocabulary holds, in one index scan.
+    private func words(in words: [String]) async throws -> Set<String> {
+        var binds = SQLBinds()
+        let sql = "SELECT DISTINCT v.word FROM \(table) v WHERE v.word = ANY(\(binds.add(words))::text[])\(sourceCondition(&binds))"
+        var held = Set<String>()
+        for try await word in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger).decode(String.self) {
+            held.insert(word)
+        }
+        return held
     }
 
     /// The first word at or after each of `prefixes` (nil past the last), in one statement.

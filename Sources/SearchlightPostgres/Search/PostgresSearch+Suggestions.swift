@@ -52,11 +52,9 @@ extension PostgresSearch {
                 let allowed = TypoTolerance.allowedEdits(prefix)
                 var edits = 1
                 while edits <= allowed {
-                    found = []
-                    for match in try await finder.neighbours(of: prefix, edits: edits, prefix: true)
-                    where match.distance > 0 && TypoTolerance.isCorrectable(match.term) {
-                        found += try await completions(of: match.term, typos: match.distance, sources: sources, limit: limit, connection)
-                    }
+                    let matches = try await finder.neighbours(of: prefix, edits: edits, prefix: true)
+                        .filter { $0.distance > 0 && TypoTolerance.isCorrectable($0.term) }
+                    found = try await corrections(of: matches.map { ($0.term, $0.distance) }, sources: sources, limit: limit, connection)
                     found.sort { a, b in
                         a.typos != b.typos ? a.typos < b.typos : a.documents != b.documents ? a.documents > b.documents : a.word < b.word
                     }
@@ -71,6 +69,31 @@ extension PostgresSearch {
                 SearchSuggestion(word: completion.word, text: head + completion.word, documents: completion.documents, typos: completion.typos)
             }
         }
+    }
+
+    /// For each correction (a prefix within `typos` edits), the `limit` words of letters that
+    /// start with it, by documents, as search corrects, in one statement.
+    private func corrections(of prefixes: [(term: String, typos: Int)], sources: [String]?, limit: Int,
+                             _ connection: PostgresConnection) async throws -> [SearchSuggestion] {
+        guard !prefixes.isEmpty else { return [] }
+        var binds = SQLBinds()
+        let filter = sources.map { " AND v.source = ANY(\(binds.add($0)))" } ?? ""
+        let sql = """
+            SELECT p.i, w.word, w.n FROM unnest(\(binds.add(prefixes.map(\.term)))::text[]) WITH ORDINALITY AS p(prefix, i)
+            CROSS JOIN LATERAL (SELECT v.word, sum(v.documents)::int8 AS n FROM \(PostgresSchema.quoted(schema)).vocabulary v
+                                WHERE v.word >= p.prefix AND v.word < p.prefix || U&'\\+10FFFF'\(filter)
+                                GROUP BY v.word ORDER BY n DESC, v.word) w
+            ORDER BY p.i, w.n DESC, w.word
+            """
+        var found: [SearchSuggestion] = []
+        var counts: [Int64: Int] = [:]
+        for try await (index, word, documents) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+            .decode((Int64, String, Int64).self) {
+            guard counts[index, default: 0] < limit, TypoTolerance.isCorrectable(word) else { continue }
+            counts[index, default: 0] += 1
+            found.append(SearchSuggestion(word: word, text: "", documents: Int(documents), typos: prefixes[Int(index) - 1].typos))
+        }
+        return found
     }
 
     /// The `limit` words that start with `prefix`, by documents; for a correction (`typos` > 0)
