@@ -28,14 +28,14 @@ struct SuggestCommand: ParsableCommand {
     var format: Format = .table
 
     func validate() throws {
-        if words.isEmpty { throw ValidationError("Missing expected argument '<text>'") }
+        if QueryArguments.words(words).isEmpty { throw ValidationError("Missing expected argument '<text>'") }
         if let option = QueryArguments.unknownOption(words) { throw ValidationError("Unknown option '\(option)' (a word that starts with '--' goes after '--')") }
         if !(1...1000).contains(limit) { throw ValidationError("--limit must be between 1 and 1000") }
     }
 
     func run() throws {
         let store = try options.openStore(readOnly: true)
-        let suggestions = try SearchIndex(store: store).suggest(words.joined(separator: " "), limit: limit, typos: typos)
+        let suggestions = try SearchIndex(store: store).suggest(QueryArguments.words(words).joined(separator: " "), limit: limit, typos: typos)
         switch format {
         case .json:
             Output.machine(try Output.json(suggestions))

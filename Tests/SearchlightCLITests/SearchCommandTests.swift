@@ -98,6 +98,11 @@ import SearchlightTestSupport
         #expect(excluded.status == 0 && excluded.stdout == written.stdout && written.stdout.contains("\"total\""), "\(excluded.stdout)")
         let empty = try await CLI.run(["search", "--db", db.path, "--"])
         #expect(empty.status != 0 && empty.stderr.contains("Missing expected argument"), "\(empty.stderr)")
+        // Nor of a suggestion's text (an outsider's finding: `-- ker` suggested `-- kernel`).
+        let suggested = try await CLI.run(["suggest", "--db", db.path, "--format", "json", "--", "linux", "ker"])
+        #expect(suggested.status == 0 && suggested.stdout.contains(#""text" : "linux kernel""#), "\(suggested.stdout)\(suggested.stderr)")
+        let mistyped = try await CLI.run(["search", "--db", db.path, "--facets", "tag", "kernel"])
+        #expect(mistyped.status != 0 && mistyped.stderr.contains("Unknown option '--facets'"), "\(mistyped.stderr)")
     }
 
     @Test func zeroHitQueriesSayWhyInTheTableAndInJSON() async throws {
