@@ -92,7 +92,7 @@ public struct DocumentReader: Sendable {
                 case let .integer(number): return Double(number)
                 case let .real(number): return number.isNaN ? nil : number
                 case let .text(text) where hint.halfLifeDays != nil:
-                    return try Double.fetchOne(db, sql: "SELECT (julianday(?) - 2440587.5) * 86400.0", arguments: [text])
+                    return try Double.fetchOne(db.cachedStatement(sql: "SELECT (julianday(?) - 2440587.5) * 86400.0"), arguments: [text])
                 default: return nil
                 }
             }

@@ -109,9 +109,12 @@ enum PostgresAttributes {
         }
     }
 
+    /// A JSON string (an attribute's name): one encoder for every document (encoding is thread-safe).
     static func jsonString(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+        String(decoding: (try? encoder.encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
     }
+
+    private static let encoder = JSONEncoder()
 
     // MARK: - Filters
 
