@@ -107,7 +107,7 @@ struct SearchCommand: AsyncParsableCommand {
             try container.encode(results.isTruncated, forKey: .truncated)
             try container.encode(results.droppedTerms, forKey: .droppedTerms)
             try container.encode(results.hits.map(Hit.init), forKey: .hits)
-            try container.encodeNil(forKey: .explanation) // no explanations on PostgreSQL
+            try container.encode(results.explanation, forKey: .explanation) // null when something matched
             try container.encode(results.corrections, forKey: .corrections) // [] when every hit is exact
             try container.encode(results.isCorrectionBounded, forKey: .correctionBounded)
             try container.encodeIfPresent(results.facets, forKey: .facets) // only with --facet
@@ -153,6 +153,7 @@ struct SearchCommand: AsyncParsableCommand {
             let bySource = results.countsBySource.sorted { $0.key < $1.key }.map { "\($0.key) \(Output.count($0.value))" }.joined(separator: ", ")
             print("\(results.hits.count) of \(Output.count(results.total, atLeast: atLeast)) matches" + (byEntity.isEmpty ? "" : " (\(byEntity))")
                   + (bySource.isEmpty ? "" : atLeast ? "; by source, of those ranked: \(bySource)" : "; by source: \(bySource)"))
+            if let explanation = results.explanation { print(explanation.message) }
             if !results.corrections.isEmpty { print(CorrectionLine.text(results.corrections)) }
             for facet in results.facets ?? [] { print(FacetLine.text(facet)) }
             bounds(results).map { print($0) }

@@ -60,6 +60,30 @@ struct PostgresNeighbourhood {
         return false
     }
 
+    /// The vocabulary's words that begin with one of `prefixes`, each with the number of
+    /// documents that hold it (summed over the sources): a "did you mean"'s candidates
+    /// (``Searchlight/SearchExplanation/Draft``).
+    func documents(beginningWith prefixes: [String]) async throws -> [String: Int] {
+        var binds = SQLBinds()
+        var ranges: [String] = []
+        for prefix in prefixes {
+            guard let last = prefix.unicodeScalars.last, let next = Unicode.Scalar(last.value + 1) else { continue }
+            let end = String(prefix.unicodeScalars.dropLast()) + String(next)
+            ranges.append("(v.word >= \(binds.add(prefix)) AND v.word < \(binds.add(end)))")
+        }
+        guard !ranges.isEmpty else { return [:] }
+        let sql = """
+            SELECT v.word, sum(v.documents) FROM \(table) v WHERE (\(ranges.joined(separator: " OR ")))\(sourceCondition(&binds))
+            GROUP BY v.word
+            """
+        var counts: [String: Int] = [:]
+        for try await (word, count) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
+            .decode((String, Int64).self) {
+            counts[word] = Int(count)
+        }
+        return counts
+    }
+
     /// The number of documents that hold each term (summed over the sources), or for a
     /// prefix the most that hold one word starting with it.
     func documents(_ terms: [(term: String, isPrefix: Bool)]) async throws -> [String: Int] {

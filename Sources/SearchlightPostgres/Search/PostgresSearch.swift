@@ -127,6 +127,8 @@ public struct PostgresSearch: Sendable {
     /// Searches user text with the grammar of ``Searchlight/SearchQuery/init(userText:asYouType:columns:)``:
     /// words, `"phrases"`, `OR`, `-exclusion`, `prefix*`, `field:word`, CJK text as written.
     /// Any text is safe; text with nothing to search for gives no results, not an error.
+    /// When nothing matches, ``PostgresSearchResults/explanation`` says why, with "did you
+    /// mean" suggestions, as locally (not when a filter is given).
     ///
     /// - Parameters:
     ///   - sources: only these sources (all if `nil`); one that PostgreSQL does not hold is an error.
@@ -165,8 +167,12 @@ public struct PostgresSearch: Sendable {
         }
         let refinements = Refinements(filter: filter, facets: facets, facetLimit: facetLimit, order: order, typos: typos)
         return try await reading("search") { connection in
-            try await run(text, asYouType: asYouType, sources: sources, entities: entities,
-                          limit: limit, offset: offset, refinements: refinements, connection)
+            var results = try await run(text, asYouType: asYouType, sources: sources, entities: entities,
+                                        limit: limit, offset: offset, refinements: refinements, connection)
+            if results.total == 0, filter == nil {
+                results.explanation = try await explanation(for: text, asYouType: asYouType, sources: sources, entities: entities, connection)
+            }
+            return results
         }
     }
 
@@ -247,7 +253,7 @@ public struct PostgresSearch: Sendable {
 
     var table: String { PostgresSchema.quoted(schema) + ".documents" }
 
-    private func run(_ text: String, asYouType: Bool, sources names: Set<String>?, entities: Set<String>?,
+    func run(_ text: String, asYouType: Bool, sources names: Set<String>?, entities: Set<String>?,
                      limit: Int?, offset: Int, refinements: Refinements, _ connection: PostgresConnection) async throws -> PostgresSearchResults {
         // Each source's model, and how its attributes compare.
         var refinements = refinements

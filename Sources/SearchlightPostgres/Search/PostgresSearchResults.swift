@@ -61,6 +61,9 @@ public struct PostgresSearchResults: Hashable, Sendable {
     /// The query words that also matched words a few edits away, and those words (empty when
     /// every hit is an exact match).
     public var corrections: [SearchCorrection] = []
+    /// Why nothing matched, with "did you mean" suggestions, as locally (nil when something
+    /// matched, or a filter was given: it may be what excluded the matches).
+    public var explanation: SearchExplanation? = nil
     /// Whether a word had more corrections than were searched for (``Searchlight/TypoTolerance/maximumCorrectionsPerWord``).
     public var isCorrectionBounded = false
 

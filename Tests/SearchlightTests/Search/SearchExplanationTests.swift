@@ -78,9 +78,9 @@ import SearchlightTestSupport
     }
 
     @Test func editDistanceCountsTranspositionsAsOne() {
-        #expect(SearchIndex.editDistance("kernel", "kernal", bound: 2) == 1)
-        #expect(SearchIndex.editDistance("pnaic", "panic", bound: 2) == 1)
-        #expect(SearchIndex.editDistance("abc", "xyz", bound: 2) == nil)
-        #expect(SearchIndex.editDistance("kernel", "kernel", bound: 1) == 0)
+        #expect(SearchExplanation.Draft.editDistance("kernel", "kernal", bound: 2) == 1)
+        #expect(SearchExplanation.Draft.editDistance("pnaic", "panic", bound: 2) == 1)
+        #expect(SearchExplanation.Draft.editDistance("abc", "xyz", bound: 2) == nil)
+        #expect(SearchExplanation.Draft.editDistance("kernel", "kernel", bound: 1) == 0)
     }
 }
