@@ -164,6 +164,10 @@ struct SearchlightBench: AsyncParsableCommand {
             FileHandle.standardError.write(Data("scenario 15 (steady writes into PostgreSQL) skipped: no --postgres\n".utf8))
         }
         try step(11, "typo tolerance and suggestions") { try TypoSearch.run(documents, queryCount: typoQueries, seed: typoSeed, oneWordQueries: typoOneWordQueries, recallOnly: typoRecallOnly) }
+        if let postgres, chosen.contains(11) {
+            FileHandle.standardError.write(Data("scenario 11 on PostgreSQL: one-word typo recall of both engines…\n".utf8))
+            report.figures += try await TypoSearch.postgresOneWordRecall(documents, url: postgres, count: typoOneWordQueries, seed: typoSeed)
+        }
         if chosen.contains(10) {
             FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))
             report.figures += try Instructions.run(documents, rows: instructionRows, cjkCorpus: cjkCorpus.first)
