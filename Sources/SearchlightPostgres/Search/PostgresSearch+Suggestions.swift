@@ -50,10 +50,17 @@ extension PostgresSearch {
             if found.isEmpty, typos == .on, !isQuoted {
                 var finder = PostgresNeighbourhood(schema: schema, sources: sources, connection: connection, logger: logger)
                 let allowed = TypoTolerance.allowedEdits(prefix)
+                // One walk with every edit allowed: its matches of fewer edits are those a walk
+                // of fewer finds (a path's row minimum never falls), unless a bound cut it short.
+                func walk(_ edits: Int) async throws -> [PostgresNeighbourhood.Match] {
+                    try await finder.neighbours(of: prefix, edits: edits, prefix: true)
+                        .filter { $0.distance > 0 && TypoTolerance.isCorrectable($0.term) }
+                }
+                let all = try await walk(allowed)
+                let isBounded = finder.wasBounded
                 var edits = 1
                 while edits <= allowed {
-                    let matches = try await finder.neighbours(of: prefix, edits: edits, prefix: true)
-                        .filter { $0.distance > 0 && TypoTolerance.isCorrectable($0.term) }
+                    let matches = edits == allowed ? all : isBounded ? try await walk(edits) : all.filter { $0.distance <= edits }
                     found = try await corrections(of: matches.map { ($0.term, $0.distance) }, sources: sources, limit: limit, connection)
                     found.sort { a, b in
                         a.typos != b.typos ? a.typos < b.typos : a.documents != b.documents ? a.documents > b.documents : a.word < b.word
