@@ -139,6 +139,11 @@ extension PostgresSearch {
             UNION ALL SELECT r.source, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*) FROM ranked r GROUP BY r.source
             """
         var ranked = 0
+        // Counted in full (at most 10,000): read them all through GIN and sort their keys. The
+        // planner's other choice, a walk of the newest documents until 2,000 match, misjudges
+        // an OR of corrections (`matterial` at 941,272 documents: 5,808 matches, estimated
+        // 15,429; the walk read 322,717 rows in 985 ms, GIN and a sort 92 ms).
+        if tier.isCountExact { try await connection.query("SET LOCAL enable_indexscan = off", logger: logger) }
         for try await (source, key, score, typos, unlikely, kind, first, second, count) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
             .decode((String, String?, Double?, Int32?, Int32?, String?, String?, String?, Int64?).self) {
             if let key, let score {
@@ -152,6 +157,7 @@ extension PostgresSearch {
                 if !tier.isCountExact { tier.bySource[source, default: 0] += Int(count) }
             }
         }
+        if tier.isCountExact { try await connection.query("SET LOCAL enable_indexscan = on", logger: logger) }
         tier.ranking.ranked = ranked
         return tier
     }
