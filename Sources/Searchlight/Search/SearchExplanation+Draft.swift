@@ -21,6 +21,7 @@ extension SearchExplanation {
     public struct Draft: Sendable {
         let text: String
         let parsed: SearchQuery.Parsed
+        let rules: IndexedText
         let segmentsCJK: Bool
         let fold: @Sendable (String) -> String
         /// The words of the text that a "did you mean" may correct, folded: of 3 letters or
@@ -43,6 +44,7 @@ extension SearchExplanation {
             self.text = text
             self.fold = fold
             let rules = rules ?? .standard
+            self.rules = rules
             parsed = SearchQuery.Parsed(text, asYouType: asYouType, columns: columns, text: rules)
             segmentsCJK = rules.segmentsCJK
             let corrects = rules.segmentsCJK && rules.tokenizerArguments.first?.lowercased() != "porter"
@@ -92,14 +94,21 @@ extension SearchExplanation {
             return best?.term
         }
 
+        /// Terms left out after the first ``SearchQuery/maximumTerms``.
+        public var droppedTerms: Int { parsed.droppedTerms }
+
         /// The text with each word whose folded form is a key of `corrections` replaced; nil
-        /// when nothing changed.
+        /// when nothing changed. A word is folded as ``words`` are: prepared as the index
+        /// prepares text first (`straße` is `strasse`, `ﬁle` is `file`).
         public func suggestion(_ corrections: [String: String]) -> String? {
             guard !corrections.isEmpty else { return nil }
+            let analyzer = SearchTextAnalyzer(rules: rules)
             var output = ""
             var word = ""
             func flush() {
-                output += corrections[fold(word)] ?? word
+                let tokens = analyzer.tokens(word)
+                let key = tokens.count == 1 ? fold(tokens[0].text) : fold(word)
+                output += corrections[key] ?? word
                 word = ""
             }
             for character in text {

@@ -36,6 +36,8 @@ public struct SearchTextAnalyzer: Hashable, Sendable {
         rules = IndexedText(tokenizer: model.tokenizer, foldsChineseVariants: model.foldChineseVariants)
     }
 
+    init(rules: IndexedText) { self.rules = rules }
+
     /// Text as the index stores it: normalized, CJK characters set apart (see
     /// [How search reads text](https://github.com/searchlight/docs/SearchText.md)).
     public func prepare(_ text: String) -> String { rules.prepare(text) }

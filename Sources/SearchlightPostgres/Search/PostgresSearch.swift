@@ -281,7 +281,7 @@ public struct PostgresSearch: Sendable {
         if let unknown = entities?.sorted().first(where: { !declared.contains($0) }) {
             throw SearchlightError(.unknownEntity, "unknown entity \"\(unknown)\" (the searched sources declare: \(declared.sorted().joined(separator: ", ")))")
         }
-        let searched = entities ?? declared
+        var searched = entities ?? declared
         var results = PostgresSearchResults(total: 0, countsByEntity: Dictionary(uniqueKeysWithValues: searched.map { ($0, 0) }),
                                             countsBySource: Dictionary(uniqueKeysWithValues: models.map { ($0.0, 0) }),
                                             rankedMatches: 0, isTruncated: false, hits: [])
@@ -317,7 +317,12 @@ public struct PostgresSearch: Sendable {
         let facetNames = refinements.facets.map { name in attributeNames.first { PostgresAttributes.key($0) == PostgresAttributes.key(name) } ?? name }
         if !facetNames.isEmpty { results.facets = facetNames.map { SearchFacet(attribute: $0, buckets: []) } }
         let columns = Set(models.flatMap { $0.1.entities.filter { searched.contains($0.name) }.flatMap { $0.fields.map(\.column) } })
-        guard let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) else { return results }
+        guard let query = SearchQuery(userText: text, asYouType: asYouType, columns: columns) else {
+            // Nothing to search for: no entity was searched (as locally).
+            results.countsByEntity = [:]
+            results.droppedTerms = SearchExplanation.Draft(text: text, asYouType: asYouType, columns: columns, analyzer: nil).droppedTerms
+            return results
+        }
         results.droppedTerms = query.droppedTerms
 
         // One compiled query per kind of text (tokenizer, Chinese variants).
@@ -332,7 +337,20 @@ public struct PostgresSearch: Sendable {
             guard let structure = query.structure(for: model), let compiled = compiler.compile(structure) else { continue }
             groups.append(SourceGroup(sources: members.map(\.0), analyzer: analyzer, compiled: compiled, structure: structure, compiler: compiler))
         }
-        guard !groups.isEmpty, !searched.isEmpty else { return results }
+        guard !groups.isEmpty, !searched.isEmpty else {
+            results.countsByEntity = [:]
+            return results
+        }
+        // An entity is not searched (nor counted) when a term of every alternative of a group
+        // names a field it lacks: nothing of it can match there, as locally.
+        for entity in searched {
+            let fields = Set(models.flatMap { $0.1.entities.filter { $0.name == entity }.flatMap { $0.fields.map { $0.column.lowercased() } } })
+            if groups[0].structure.groups.contains(where: { group in group.allSatisfy { term in term.field.map { !fields.contains($0) } ?? false } }) {
+                results.countsByEntity[entity] = nil
+            }
+        }
+        searched = searched.filter { results.countsByEntity[$0] != nil }
+        guard !searched.isEmpty else { return results }
 
         // Searching every source with one compiled query: no source condition at all.
         let everySource = names == nil && groups.count == 1 && groups[0].sources.count == models.count

@@ -39,6 +39,7 @@ struct PostgresExplanationTests {
         let store = try database.openStore()
         try await store.write(author: "app") { db in
             for row in rows { try db.execute(sql: "INSERT INTO notes(title, body) VALUES ('', ?)", arguments: [row]) }
+            try db.execute(sql: "INSERT INTO notes(title, body) VALUES ('Straße', 'strasse file λογος')")
         }
         try Indexer(store: store).indexPendingChanges()
         let url = PostgresTestServer.freshURL("explain")
@@ -49,6 +50,11 @@ struct PostgresExplanationTests {
         var queries: [(text: String, prefix: Bool, typos: TypoTolerance)] = [
             ("", false, .on), ("   ", false, .on), ("!!! ???", false, .on), ("-\(vocabulary[0])", false, .on), ("OR", false, .on),
             ("AND NOT", false, .off), ("zzz9", false, .on), ("qqq*", false, .on), ("\(vocabulary[1]) ###", false, .off),
+            // Words the index prepares before folding (ß, a ligature), and more terms than are read.
+            ("strße", false, .off), ("STRẞE", false, .off), ("\u{FB01}lez", false, .off), ("filez \(vocabulary[2])", false, .off),
+            ((0..<70).map { "-k\($0)" }.joined(separator: " "), false, .on), ((0..<70).map { "zz\($0)" }.joined(separator: " "), false, .off),
+            // A field only one entity has: the other is not searched, nor counted.
+            ("title:\(vocabulary[3])", false, .off), ("title:\(vocabulary[3]) OR name:zzz", false, .off), ("body:\(vocabulary[4]) \(vocabulary[5])", false, .off),
         ]
         for index in 0..<160 {
             let a = pick(vocabulary), b = pick(vocabulary)
@@ -75,6 +81,8 @@ struct PostgresExplanationTests {
         for (index, query) in queries.enumerated() {
             let label = "seed \(seed): \(query.text.debugDescription)\(query.prefix ? " (as you type)" : "") typos \(query.typos)"
             #expect(remote[index].total == local[index].total, "\(label)")
+            #expect(remote[index].countsByEntity == local[index].countsByEntity, "\(label)")
+            #expect(remote[index].droppedTerms == local[index].droppedTerms, "\(label)")
             #expect(remote[index].explanation == local[index].explanation,
                     "\(label): PostgreSQL \(remote[index].explanation?.message ?? "none"), local \(local[index].explanation?.message ?? "none")")
             if local[index].explanation != nil { explained += 1 }

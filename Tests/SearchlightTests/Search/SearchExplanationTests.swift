@@ -38,6 +38,16 @@ import SearchlightTestSupport
         #expect(try f.index.search("modules pnaic", typos: .off).explanation?.suggestions == [], "no note has both modules and panic")
     }
 
+    /// A word that the index prepares before folding (ß, ligatures) is replaced in the text as
+    /// it was looked up: the suggestion used to keep it as typed, and was dropped.
+    @Test func wordsPreparedBeforeFoldingAreReplaced() throws {
+        let f = try Fixture()
+        try f.insertNote(1, title: "Straße", body: "strasse and a file")
+        try f.runIndexer()
+        #expect(try f.index.search("strße", typos: .off).explanation?.suggestions == ["strasse"])
+        #expect(try f.index.search("\u{FB01}lez", typos: .off).explanation?.suggestions == ["file"])
+    }
+
     @Test func suggestionsStayWithinTheEditDistanceBound() throws {
         let f = try populated()
         #expect(try f.index.search("kerxxl", typos: .off).explanation?.suggestions == ["kernel"], "2 edits in a word of 6 letters")
