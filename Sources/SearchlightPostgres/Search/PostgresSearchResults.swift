@@ -47,7 +47,9 @@ public struct PostgresSearchResults: Hashable, Sendable {
     public var total: Int
     /// Whether ``total`` and the counts are exact, or lower bounds.
     public var totalRelation: TotalRelation = .equal
-    /// How many objects match in each requested entity (declared entities without a match count 0).
+    /// How many objects match in each searched entity (those without a match count 0), as
+    /// locally: empty when there is nothing to search for, and without the entities a `field:`
+    /// term rules out (every alternative of a group names a field they lack).
     public var countsByEntity: [String: Int]
     /// How many objects match in each searched source (sources without a match count 0).
     public var countsBySource: [String: Int]
