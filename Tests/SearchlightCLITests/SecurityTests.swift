@@ -34,6 +34,9 @@ import SearchlightTestSupport
         // the tier's condition, typo and unlikely counts (placeholders and constant SQL), the
         // newest-first ORDER BY (constant).
         "sourceCondition(&binds)", "filter", "condition(&binds)", "typos.typos", "typos.unlikely", "Self.newestOrder(oneSource: oneSource)", "Self.keyOrder",
+        // A "did you mean": the local fts5vocab table (a quoted identifier), PostgreSQL's
+        // vocabulary ranges (conditions of placeholders).
+        "vocabulary", "ranges.joined(separator: \" OR \")",
     ]
     /// `binds.add(` returns a PostgreSQL placeholder (`$3`) and binds the value;
     /// `PostgresSchema.quoted(` quotes an identifier.

@@ -43,7 +43,10 @@ extension SearchIndex {
         }
         var corrections: [String: String] = [:]
         for word in words {
-            let known = try vocabularies.contains { try Int.fetchOne(db, sql: "SELECT doc FROM \($0) WHERE term = ?", arguments: [word]) != nil }
+            var known = false
+            for vocabulary in vocabularies where !known {
+                known = try Int.fetchOne(db, sql: "SELECT doc FROM \(vocabulary) WHERE term = ?", arguments: [word]) != nil
+            }
             if known { continue }
             // fts5vocab reads the whole doclist of every term it lists: the range must stay narrow.
             var documents: [String: Int] = [:]
