@@ -22,6 +22,8 @@ let package = Package(
         // postgres-nio's own packages, for the sink's first direct connection (its errors by name)
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         .target(
@@ -54,9 +56,23 @@ let package = Package(
             ]
         ),
         // The `searchlight` command: parses, calls the libraries, formats (no SQL, no logic).
+        .target(
+            name: "SearchlightServer",
+            dependencies: [
+                "Searchlight",
+                "SearchlightHistory",
+                "SearchlightCommandSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "SearchlightCLI",
             dependencies: [
+                "SearchlightServer",
                 "SearchlightCommandSupport",
                 "Searchlight",
                 "SearchlightHistory",
@@ -161,6 +177,14 @@ let package = Package(
             ]
         ),
         // The public API as an embedder sees it: no @testable import here.
+        .testTarget(
+            name: "SearchlightServerTests",
+            dependencies: [
+                "SearchlightServer", "Searchlight", "SearchlightHistory", "SearchlightTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
         .testTarget(
             name: "SearchlightAPITests",
             dependencies: ["Searchlight", "SearchlightHistory", .product(name: "GRDB", package: "GRDB.swift")]

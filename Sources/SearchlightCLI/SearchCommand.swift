@@ -71,34 +71,6 @@ struct SearchCommand: ParsableCommand {
         if countLimit < 0 { throw ValidationError("--count-limit must not be negative") }
     }
 
-    /// A hit as scripts read it.
-    struct Hit: Encodable {
-        var entity: String
-        var id: ObjectID
-        var title: String?
-        var titleHighlight: String?
-        var snippet: String
-        var score: Double
-        var typos: Int
-
-        init(_ hit: SearchHit) {
-            entity = hit.entity; id = hit.objectID; title = hit.title; titleHighlight = hit.titleHighlight
-            snippet = hit.snippet; score = hit.score; typos = hit.typos
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case entity, id, title, titleHighlight, snippet, score, typos }
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(entity, forKey: .entity)
-            try container.encode(id, forKey: .id)
-            try container.encode(title, forKey: .title) // null when the entity has no title
-            try container.encode(titleHighlight, forKey: .titleHighlight)
-            try container.encode(snippet, forKey: .snippet)
-            try container.encode(score, forKey: .score)
-            try container.encode(typos, forKey: .typos)
-        }
-    }
-
     func run() throws {
         let store = try options.openStore(readOnly: true)
         var indexOptions = SearchIndex.Options()
@@ -115,39 +87,9 @@ struct SearchCommand: ParsableCommand {
                                filter: filter, facets: facets, facetLimit: facetLimit)
         switch format {
         case .json:
-            struct Page: Encodable {
-                var total: Int
-                var totalRelation: TotalRelation
-                var countsByEntity: [String: Int]
-                var rankedMatches: Int
-                var truncated: Bool
-                var droppedTerms: Int
-                var hits: [Hit]
-                var explanation: SearchExplanation?
-                var corrections: [SearchCorrection]
-                var correctionBounded: Bool
-                var facets: [SearchFacet]?
-                func encode(to encoder: any Encoder) throws {
-                    enum Key: String, CodingKey { case total, totalRelation, countsByEntity, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, correctionBounded, facets }
-                    var container = encoder.container(keyedBy: Key.self)
-                    try container.encode(total, forKey: .total)
-                    try container.encode(totalRelation, forKey: .totalRelation) // "eq", or "gte": total is a lower bound
-                    try container.encode(countsByEntity, forKey: .countsByEntity)
-                    try container.encode(rankedMatches, forKey: .rankedMatches)
-                    try container.encode(truncated, forKey: .truncated)
-                    try container.encode(droppedTerms, forKey: .droppedTerms)
-                    try container.encode(hits, forKey: .hits)
-                    try container.encode(explanation, forKey: .explanation) // null when something matched
-                    try container.encode(corrections, forKey: .corrections) // [] when every hit is exact
-                    try container.encode(correctionBounded, forKey: .correctionBounded)
-                    try container.encodeIfPresent(facets, forKey: .facets)    // only with --facet
-                }
-            }
-            Output.machine(try Output.json(Page(total: results.total, totalRelation: results.totalRelation, countsByEntity: results.countsByEntity, rankedMatches: results.rankedMatches,
-                                       truncated: results.isTruncated, droppedTerms: results.droppedTerms, hits: results.hits.map(Hit.init), explanation: results.explanation,
-                                       corrections: results.corrections, correctionBounded: results.isCorrectionBounded, facets: results.facets)))
+            Output.machine(try Output.json(SearchPage(results)))
         case .jsonl:
-            for hit in results.hits { Output.machine(try Output.json(Hit(hit), pretty: false)) }
+            for hit in results.hits { Output.machine(try Output.json(SearchPage.Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)
         case .csv:
             print("entity,id,title,snippet,score")

@@ -13,7 +13,7 @@ struct SearchlightCommand: AsyncParsableCommand {
         version: SearchlightVersion.current,
         subcommands: [
             InitCommand.self, IndexCommand.self, WatchCommand.self, SearchCommand.self, SuggestCommand.self, ReindexCommand.self,
-            VerifyCommand.self, StatusCommand.self, HistoryCommand.self, CleanupCommand.self, UninstallCommand.self, DemoCommand.self,
+            VerifyCommand.self, StatusCommand.self, HistoryCommand.self, CleanupCommand.self, UninstallCommand.self, DemoCommand.self, ServeCommand.self,
         ])
 
     /// Exit codes: 0 success, 1 a user or runtime error (one line on stderr), 2 a usage error.

@@ -37,7 +37,7 @@ import Testing
         let types = symbols.filter { $0.first?.isUppercase == true }.subtracting(Self.allowed)
         var violations: [String] = []
         for folder in ["Searchlight", "SearchlightCLI", "SearchlightDemoData", "searchlight-bench",
-                       "SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightCommandSupport"] {
+                       "SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightCommandSupport", "SearchlightServer"] {
             for file in Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder)) {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 for name in types where text.contains(try Regex("\\b\(name)\\b")) {
@@ -48,7 +48,7 @@ import Testing
         #expect(violations.isEmpty, "\(violations)")
     }
 
-    /// The sinks sit above index and search: they use only Searchlight's public API too.
+    /// The sinks and the HTTP API sit above index and search: they use only Searchlight's public API too.
     @Test func sinksUseOnlyThePublicAPIOfSearchlight() throws {
         let symbols = try Self.packageSymbols(of: "Searchlight")
         #expect(symbols.contains("IndexedText") && symbols.contains("DocumentSource"), "the scan finds Searchlight's internals")
@@ -57,7 +57,7 @@ import Testing
         // `PostgresNeighbourhood.Match` one with `TermNeighbourhood.Match`.
         let types = symbols.filter { $0.first?.isUppercase == true }.subtracting(["Term", "Key", "Counts", "Match"])
         var violations: [String] = []
-        for folder in ["SearchlightPostgres", "SearchlightPostgresCLI"] {
+        for folder in ["SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightServer"] {
             for file in Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder)) {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 for name in types where text.contains(try Regex("\\b\(name)\\b")) {
@@ -70,7 +70,7 @@ import Testing
 
     @Test func theCommandsHoldNoSQL() throws {
         let sql = try Regex(#"\b(SELECT|INSERT INTO|UPDATE \S+ SET|DELETE FROM|CREATE TABLE)\b"#)
-        for folder in ["SearchlightCLI", "SearchlightPostgresCLI", "SearchlightCommandSupport"] {
+        for folder in ["SearchlightCLI", "SearchlightPostgresCLI", "SearchlightCommandSupport", "SearchlightServer"] {
             let offenders = try Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder))
                 .filter { try String(contentsOf: $0, encoding: .utf8).contains(sql) }.map(\.lastPathComponent)
             #expect(offenders.isEmpty, "\(folder): \(offenders)")

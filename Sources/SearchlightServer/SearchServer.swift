@@ -1,0 +1,296 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Searchlight
+import SearchlightHistory
+import Synchronization
+
+/// The HTTP API of a ``SearchService`` (read-only), on Hummingbird:
+///
+/// - `GET /v1/search?q=…` with `prefix`, `typos`, `filter`, `facet` (repeatable), `sort`,
+///   `ascending`, `entity` (repeatable), `source` (PostgreSQL, repeatable), `limit` and
+///   `cursor`: the CLI's JSON page, plus `tookMs` and `cursor` (the next page's, or null);
+/// - `GET /v1/suggest?q=…` with `limit` and `typos`; `GET /v1/status`; `GET /healthz`.
+///
+/// Errors are JSON, `{ "code", "message" }`, 4xx for the caller's mistakes. With an API key
+/// (``Configuration/apiKey``) every request but `/healthz` needs `Authorization: Bearer` with
+/// the key or a ``TenantToken`` signed with it. Each request is bounded (``Limits``): past
+/// ``Limits/maximumConcurrentSearches`` it gets `503` with `Retry-After` at once.
+public struct SearchServer: Sendable {
+    let service: any SearchService
+    let configuration: Configuration
+    let logger: Logger
+
+    public init(service: any SearchService, configuration: Configuration = .init(),
+                logger: Logger = Logger(label: "searchlight.server")) {
+        self.service = service
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Serves until the process gets SIGINT or SIGTERM (or the task is cancelled); `onRunning`
+    /// gets the port once the server listens.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        try configuration.validate()
+        let app = Application(router: try await router(),
+                              configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Searchlight"),
+                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+                              logger: logger)
+        try await app.runService()
+    }
+
+    /// The routes (tests call them without a socket).
+    func router() async throws -> Router<BasicRequestContext> {
+        let access = await Access(apiKey: configuration.apiKey)
+        let gate = Gate(limit: configuration.limits.maximumConcurrentSearches)
+        let router = Router()
+        if let origin = configuration.corsOrigin {
+            router.add(middleware: CORSMiddleware(allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType], allowMethods: [.get, .options]))
+        }
+        let server = self
+        router.get("healthz") { _, _ -> Response in
+            server.json(["status": "ok"])
+        }
+        router.get("v1/search") { request, _ -> Response in
+            await server.respond(request, access: access, gate: gate) { query, caller in
+                let page = try await server.service.search(try server.searchRequest(query, caller: caller))
+                return (page, page.nextOffset.map { Cursor(offset: $0, query: query).encoded })
+            }
+        }
+        router.get("v1/suggest") { request, _ -> Response in
+            await server.respond(request, access: access, gate: gate) { query, caller in
+                try Self.refuseUnknown(query, ["q", "limit", "typos"])
+                if case .tenant = caller {
+                    // Suggestions are words of every document's vocabulary: a tenant sees none.
+                    throw ServerError(.forbidden, "suggestions are not available to a tenant token (they read every document's words)")
+                }
+                let text = try server.text(query["q"] ?? "", name: "q", maximum: server.configuration.limits.maximumQueryLength)
+                let limit = try server.number(query["limit"], name: "limit", default: 10, range: 1...server.configuration.limits.maximumLimit)
+                return (try await server.service.suggest(text, limit: limit, typos: try Self.typos(query["typos"])), nil)
+            }
+        }
+        router.get("v1/status") { request, _ -> Response in
+            await server.respond(request, access: access, gate: gate) { query, caller in
+                try Self.refuseUnknown(query, [])
+                if case .tenant = caller { throw ServerError(.forbidden, "status is for the API key's holder, not a tenant token") }
+                return (try await server.service.status(), nil)
+            }
+        }
+        return router
+    }
+
+    // MARK: - Answering
+
+    /// Checks the caller, takes a place among the running searches, runs `body` within the
+    /// request timeout, and writes its page (with `tookMs` and `cursor`) or the error as JSON.
+    func respond(_ request: Request, access: Access, gate: Gate,
+                 _ body: @escaping @Sendable (QueryString, Caller) async throws -> (ServedPage, String?)) async -> Response {
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let caller = try await access.caller(authorization: request.headers[.authorization])
+            let query = try QueryString(request.uri.query)
+            guard gate.enter() else {
+                throw ServerError(.busy, "too many searches at once; try again shortly", retryAfter: 1)
+            }
+            defer { gate.leave() }
+            let (page, cursor) = try await withThrowingTaskGroup(of: (ServedPage, String?)?.self) { group in
+                group.addTask { try await body(query, caller) }
+                group.addTask {
+                    try await Task.sleep(for: configuration.limits.requestTimeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let result = first else {
+                    throw ServerError(.busy, "the search took longer than \(configuration.limits.requestTimeout) and was stopped", retryAfter: 1)
+                }
+                return result
+            }
+            let tookMs = (clock.now - start) / .milliseconds(1)
+            return json(Envelope(body: page.body, tookMs: (tookMs * 10).rounded() / 10, cursor: cursor, includesCursor: request.uri.path.hasSuffix("/search")))
+        } catch let error as ServerError {
+            return failure(error)
+        } catch let error as SearchlightError {
+            return failure(ServerError(error))
+        } catch {
+            logger.error("request \(request.uri.path) failed: \(String(describing: error))")
+            return failure(ServerError(.internalError, "internal error"))
+        }
+    }
+
+    struct Envelope: Encodable {
+        var body: any Encodable & Sendable
+        var tookMs: Double
+        var cursor: String?
+        var includesCursor: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            try body.encode(to: encoder)
+            enum Key: String, CodingKey { case tookMs, cursor }
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(tookMs, forKey: .tookMs)
+            if includesCursor { try container.encode(cursor, forKey: .cursor) } // null on the last page
+        }
+    }
+
+    func failure(_ error: ServerError) -> Response {
+        var response = json(ServerError.Body(code: error.code, message: UserText.oneLine(error.message)), status: error.status)
+        if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
+    }
+
+    func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data(#"{"code":"internal","message":"internal error: the answer could not be encoded"}"#.utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.init("X-Content-Type-Options")!] = "nosniff"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    // MARK: - Parameters
+
+    static let searchParameters: Set<String> = ["q", "prefix", "typos", "filter", "facet", "sort", "ascending", "entity", "source", "limit", "cursor"]
+
+    static func refuseUnknown(_ query: QueryString, _ known: Set<String>) throws(SearchlightError) {
+        if let name = query.unknown(known).first {
+            throw SearchlightError(.invalidArgument, "unknown parameter \"\(UserText.shown(name))\" (known: \(known.sorted().joined(separator: ", ")))")
+        }
+    }
+
+    /// A search as the request asks it, bounded, with a tenant's filter ANDed and its sources kept.
+    func searchRequest(_ query: QueryString, caller: Caller) throws -> SearchRequest {
+        try Self.refuseUnknown(query, Self.searchParameters)
+        let limits = configuration.limits
+        var search = SearchRequest(text: try text(query["q"] ?? "", name: "q", maximum: limits.maximumQueryLength))
+        search.asYouType = try Self.flag(query["prefix"], name: "prefix")
+        search.typos = try Self.typos(query["typos"])
+        if let filter = query["filter"], !filter.isEmpty {
+            search.filter = try SearchFilter(parsing: try text(filter, name: "filter", maximum: limits.maximumFilterLength))
+        }
+        search.facets = query.all("facet")
+        if search.facets.count > SearchFacet.maximumFacets {
+            throw SearchlightError(.invalidArgument, "\(search.facets.count) facets; at most \(SearchFacet.maximumFacets) are allowed")
+        }
+        if let sort = query["sort"], !sort.isEmpty {
+            search.order = .column(sort, descending: !(try Self.flag(query["ascending"], name: "ascending")))
+        } else if query["ascending"] != nil {
+            throw SearchlightError(.invalidArgument, "ascending needs sort")
+        }
+        let entities = query.all("entity")
+        search.entities = entities.isEmpty ? nil : Set(entities)
+        let sources = query.all("source")
+        search.sources = sources.isEmpty ? nil : Set(sources)
+        search.limit = try number(query["limit"], name: "limit", default: 20, range: 1...limits.maximumLimit)
+        if let cursor = query["cursor"], !cursor.isEmpty {
+            guard let decoded = Cursor(encoded: cursor), decoded.fingerprint == Cursor.fingerprint(query) else {
+                throw SearchlightError(.invalidArgument, "invalid cursor: it belongs to another search (send the same parameters with the cursor the previous page gave)")
+            }
+            search.offset = decoded.offset
+        }
+        if search.offset + search.limit > limits.maximumDepth {
+            throw SearchlightError(.invalidArgument, "pages end at \(limits.maximumDepth) results: narrow the search")
+        }
+        if case let .tenant(filter, allowed) = caller {
+            if let filter { search.filter = search.filter.map { .and(filter, $0) } ?? filter }
+            if let allowed {
+                if let asked = search.sources, !asked.isSubset(of: allowed) {
+                    throw ServerError(.forbidden, "the tenant token does not allow source \"\(UserText.shown(asked.subtracting(allowed).sorted()[0]))\"")
+                }
+                search.sources = search.sources ?? allowed
+            }
+        }
+        return search
+    }
+
+    func text(_ value: String, name: String, maximum: Int) throws(SearchlightError) -> String {
+        if value.count > maximum {
+            throw SearchlightError(.invalidArgument, "\(name) is \(value.count) characters long; at most \(maximum) are allowed")
+        }
+        return value
+    }
+
+    func number(_ value: String?, name: String, default fallback: Int, range: ClosedRange<Int>) throws(SearchlightError) -> Int {
+        guard let value, !value.isEmpty else { return fallback }
+        guard let number = Int(value), range.contains(number) else {
+            throw SearchlightError(.invalidArgument, "invalid \(name) \"\(UserText.shown(value))\": it must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    static func flag(_ value: String?, name: String) throws(SearchlightError) -> Bool {
+        switch value?.lowercased() {
+        case nil, "", "false", "0", "off", "no": return false
+        case "true", "1", "on", "yes": return true
+        default: throw SearchlightError(.invalidArgument, "invalid \(name) \"\(UserText.shown(value ?? ""))\": use true or false")
+        }
+    }
+
+    static func typos(_ value: String?) throws(SearchlightError) -> TypoTolerance {
+        guard let value, !value.isEmpty else { return .on }
+        guard let typos = TypoTolerance(rawValue: value.lowercased()) else {
+            throw SearchlightError(.invalidArgument, "invalid typos \"\(UserText.shown(value))\": use on or off")
+        }
+        return typos
+    }
+}
+
+/// How many requests may run at once: a place is taken or refused at once, never queued.
+final class Gate: Sendable {
+    let limit: Int
+    private let running = Mutex(0)
+
+    init(limit: Int) { self.limit = max(limit, 1) }
+
+    func enter() -> Bool {
+        running.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func leave() { running.withLock { $0 -= 1 } }
+}
+
+/// The opaque cursor of the next page: its offset, and a fingerprint of the search's other
+/// parameters, so that a cursor sent with another search is refused.
+struct Cursor {
+    var offset: Int
+    var fingerprint: UInt64
+
+    init(offset: Int, query: QueryString) {
+        self.offset = offset
+        fingerprint = Self.fingerprint(query)
+    }
+
+    init?(encoded: String) {
+        var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard encoded.count <= 64, let data = Data(base64Encoded: base64) else { return nil }
+        let parts = String(decoding: data, as: UTF8.self).split(separator: ":")
+        guard parts.count == 3, parts[0] == "1", let offset = Int(parts[1]), offset >= 0, let fingerprint = UInt64(parts[2], radix: 16) else { return nil }
+        self.offset = offset
+        self.fingerprint = fingerprint
+    }
+
+    var encoded: String {
+        Data("1:\(offset):\(String(fingerprint, radix: 16))".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// FNV-1a of the parameters but `cursor`, in order.
+    static func fingerprint(_ query: QueryString) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for (name, value) in query.pairs where name != "cursor" {
+            for byte in Array(name.utf8) + [0] + Array(value.utf8) + [1] {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
+        }
+        return hash
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SearchlightHistory
+
+extension SearchServer {
+    /// Where the server listens, who may ask, and how much one request may ask for.
+    public struct Configuration: Sendable {
+        /// The address to listen on: loopback unless told otherwise; any other address needs
+        /// an ``apiKey``.
+        public var host = "127.0.0.1"
+        /// The port (0: any free port, told by `onRunning`).
+        public var port = 7700
+        /// When set, every request but `/healthz` must carry `Authorization: Bearer <key>`, or a
+        /// tenant token signed with it (``TenantToken``).
+        public var apiKey: String?
+        /// The one origin that browsers may call the API from (CORS); none when nil.
+        public var corsOrigin: String?
+        public var limits = Limits()
+
+        public init() {}
+
+        /// Refuses a configuration that would expose the index: a non-loopback address without a key.
+        public func validate() throws(SearchlightError) {
+            if !Self.isLoopback(host), apiKey == nil {
+                throw SearchlightError(.invalidArgument, "refusing to listen on \(UserText.shown(host)) without an API key: give --api-key (or SEARCHLIGHT_API_KEY), or listen on 127.0.0.1")
+            }
+            if let apiKey, apiKey.utf8.count < 32 {
+                throw SearchlightError(.invalidArgument, "the API key must be at least 32 bytes long (it also signs tenant tokens with HMAC-SHA256)")
+            }
+            if !(0...65_535).contains(port) { throw SearchlightError(.invalidArgument, "invalid port \(port)") }
+        }
+
+        static func isLoopback(_ host: String) -> Bool {
+            host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        }
+    }
+
+    /// How much one request may ask for. Past ``maximumConcurrentSearches``, a request gets
+    /// `503` with `Retry-After` at once rather than a place in a queue.
+    public struct Limits: Sendable {
+        /// Characters of `q`.
+        public var maximumQueryLength = 1_000
+        /// Characters of `filter`.
+        public var maximumFilterLength = 2_000
+        /// The largest `limit`.
+        public var maximumLimit = 100
+        /// The deepest page: `offset` + `limit`.
+        public var maximumDepth = 10_000
+        /// Searches, suggestions and status requests running at once.
+        public var maximumConcurrentSearches = 16
+        /// How long a search may run before the request fails (`503`).
+        public var requestTimeout: Duration = .seconds(10)
+
+        public init() {}
+    }
+}

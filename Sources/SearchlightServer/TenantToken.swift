@@ -1,0 +1,86 @@
+import Foundation
+import JWTKit
+import Searchlight
+import SearchlightHistory
+
+/// A tenant token (as Meilisearch's): a JWT signed with the server's API key (HS256) that lets
+/// its bearer search only what its claims allow. The server ANDs ``filter`` with whatever
+/// filter a request asks, and keeps a search on PostgreSQL within ``sources``, so a tenant sees
+/// only its own documents whatever it sends.
+///
+/// ```json
+/// { "exp": 1767225600, "filter": "tenant = 'acme'", "sources": ["acme-db"] }
+/// ```
+public struct TenantToken: JWTPayload, Equatable {
+    /// When the token stops being accepted (required).
+    public var exp: ExpirationClaim
+    /// A condition in ``Searchlight/SearchFilter``'s grammar that every result satisfies.
+    public var filter: String?
+    /// PostgreSQL: the only sources searched.
+    public var sources: [String]?
+
+    public init(expires: Date, filter: String? = nil, sources: [String]? = nil) {
+        exp = ExpirationClaim(value: expires)
+        self.filter = filter
+        self.sources = sources
+    }
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}
+
+/// Who a request is: the operator (the API key itself), a tenant, or anyone when the server
+/// has no key.
+enum Caller: Sendable {
+    case anyone
+    case `operator`
+    case tenant(filter: SearchFilter?, sources: Set<String>?)
+}
+
+/// Checks `Authorization: Bearer …` against the API key and tenant tokens signed with it.
+struct Access: Sendable {
+    let apiKey: String?
+    let keys: JWTKeyCollection
+
+    init(apiKey: String?) async {
+        self.apiKey = apiKey
+        keys = JWTKeyCollection()
+        if let apiKey { await keys.add(hmac: HMACKey(from: apiKey), digestAlgorithm: .sha256) }
+    }
+
+    func caller(authorization: String?) async throws(ServerError) -> Caller {
+        guard let apiKey else { return .anyone }
+        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            throw ServerError(.unauthorized, "missing credentials: send Authorization: Bearer <API key or tenant token>")
+        }
+        let credential = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        if Self.constantTimeEqual(credential, apiKey) { return .operator }
+        guard credential.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
+            throw ServerError(.unauthorized, "invalid credentials: neither the API key nor a tenant token")
+        }
+        let token: TenantToken
+        do {
+            token = try await keys.verify(credential, as: TenantToken.self)
+        } catch {
+            let expired = (error as? JWTError)?.errorType == .claimVerificationFailure
+            throw ServerError(.unauthorized, expired ? "the tenant token has expired" : "invalid tenant token: its signature, header or claims do not verify")
+        }
+        do {
+            let filter = try token.filter.map { try SearchFilter(parsing: $0) }
+            return .tenant(filter: filter, sources: token.sources.map(Set.init))
+        } catch {
+            let reason = (error as? SearchlightError)?.message ?? "\(error)"
+            throw ServerError(.unauthorized, "invalid tenant token: its filter claim does not parse (\(reason))")
+        }
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+}
