@@ -369,6 +369,21 @@ public struct PostgresSearch: Sendable {
             binds = SQLBinds()
             var condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
             let oneSource = !everySource && groups.flatMap(\.sources).count == 1
+            // A short prefix may match a good part of the documents: a probe first, and if it
+            // says the count will reach the bound, the count walks the documents and stops
+            // there instead of building the prefix's GIN bitmap over the whole table first
+            // (`c…` in one source of 85 at 10 million documents: 996 ms through the bitmap, 74 by
+            // a walk of the source's documents).
+            var early: (documents: Int, matches: Int)?
+            var walksCount = false
+            if let bound, Self.mayBeCommon(groups) {
+                let probe = try await probe(groups, entity: entity, everySource: everySource, oneSource: oneSource, refinements, connection)
+                early = probe
+                let sources = groups.flatMap(\.sources)
+                let documents = try await estimatedDocuments(sources: everySource ? models.count : sources.count, of: models.count, connection)
+                let density = Double(max(probe.matches, 1)) / Double(max(probe.documents, 1))
+                walksCount = density * documents >= Double(bound) && Double(bound) / density * Self.walkRowCost <= density * documents * Self.indexRowCost
+            }
             var ranking = Ranking()
             var counted: [String: Int] = [:]
             var total = 0
@@ -388,6 +403,7 @@ public struct PostgresSearch: Sendable {
                 UNION ALL SELECT m.source, NULL, NULL, count(*), NULL, NULL, NULL FROM m WHERE \(below) GROUP BY m.source
                 UNION ALL SELECT NULL, NULL, NULL, n, NULL, NULL, NULL FROM total
                 """
+            if walksCount { try await connection.query("SET LOCAL enable_bitmapscan = off", logger: logger) }
             for try await (source, key, score, matches, kind, first, second) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds.bindings), logger: logger)
                 .decode((String?, String?, Double?, Int64?, String?, String?, String?).self) {
                 if let source, let key, let score {
@@ -399,6 +415,7 @@ public struct PostgresSearch: Sendable {
                     total = Int(matches)
                 }
             }
+            if walksCount { try await connection.query("SET LOCAL enable_bitmapscan = on", logger: logger) }
             let isCountExact = bound.map { total < $0 } ?? true
             if isCountExact {
                 ranking.ranked = min(total, cap)
@@ -406,15 +423,13 @@ public struct PostgresSearch: Sendable {
                 // Past the bound: a common word. Its newest `cap` matches, by a walk of the
                 // entity's newest documents or through GIN and a sort, whichever reads fewer
                 // rows: how common the word is among the newest documents (a probe) says.
-                binds = SQLBinds()
                 let sources = groups.flatMap(\.sources)
-                var scope = scopeCondition(entity: entity, sources: everySource ? nil : sources, &binds)
-                condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
-                let newestDocuments = "SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk, d.attributes FROM \(table) d WHERE \(scope) ORDER BY \(newest)"
-                let probeSQL = "SELECT count(*), count(*) FILTER (WHERE \(condition)) FROM (\(newestDocuments) LIMIT \(binds.add(Self.probeSize))) d"
-                var probe = (documents: 0, matches: 0)
-                for try await (documents, matches) in try await connection.query(PostgresQuery(unsafeSQL: probeSQL, binds: binds.bindings), logger: logger).decode((Int64, Int64).self) {
-                    probe = (Int(documents), Int(matches))
+                var scope: String
+                let probe: (documents: Int, matches: Int)
+                if let early {
+                    probe = early
+                } else {
+                    probe = try await self.probe(groups, entity: entity, everySource: everySource, oneSource: oneSource, refinements, connection)
                 }
                 let documents = try await estimatedDocuments(sources: everySource ? models.count : sources.count, of: models.count, connection)
                 let density = Double(max(probe.matches, 1)) / Double(max(probe.documents, 1))
@@ -577,6 +592,28 @@ public struct PostgresSearch: Sendable {
 
     /// The newest documents a probe reads to see how common a word is among them.
     static let probeSize = 2_000
+
+    /// How many of the entity's newest ``probeSize`` documents in scope match: how common
+    /// the query is, which decides how its matches are read.
+    private func probe(_ groups: [SourceGroup], entity: String, everySource: Bool, oneSource: Bool, _ refinements: Refinements,
+                       _ connection: PostgresConnection) async throws -> (documents: Int, matches: Int) {
+        var binds = SQLBinds()
+        let sources = groups.flatMap(\.sources)
+        let scope = scopeCondition(entity: entity, sources: everySource ? nil : sources, &binds)
+        let condition = matchCondition(groups, entity: entity, everySource: everySource, refinements, &binds)
+        let newestDocuments = "SELECT d.source, d.object_key, d.token, d.entity, d.vector, d.cjk, d.attributes FROM \(table) d WHERE \(scope) ORDER BY \(Self.newestOrder(oneSource: oneSource))"
+        let probeSQL = "SELECT count(*), count(*) FILTER (WHERE \(condition)) FROM (\(newestDocuments) LIMIT \(binds.add(Self.probeSize))) d"
+        var probe = (documents: 0, matches: 0)
+        for try await (documents, matches) in try await connection.query(PostgresQuery(unsafeSQL: probeSQL, binds: binds.bindings), logger: logger).decode((Int64, Int64).self) {
+            probe = (Int(documents), Int(matches))
+        }
+        return probe
+    }
+
+    /// Whether a query may match a good part of the documents: a prefix of 3 letters or fewer.
+    static func mayBeCommon(_ groups: [SourceGroup]) -> Bool {
+        groups.contains { $0.structure.groups.joined().contains { $0.isPrefix && ($0.words.last?.count ?? 0) <= 3 } }
+    }
     /// What reading a row costs, relatively: in a walk of a btree (newest first, the heap
     /// mostly in order), and through GIN (a bitmap, then the heap, then a sort of the keys).
     /// Measured at 941,272 documents: about 1.2 and 3 µs.
