@@ -96,9 +96,15 @@ let package = Package(
             ]
         ),
         // The `searchlight-postgres` command (sink, search, status, verify): thin, like `searchlight`.
+        .target(
+            name: "SearchlightPostgresServer",
+            dependencies: ["SearchlightServer", "SearchlightPostgres", "Searchlight", "SearchlightHistory"]
+        ),
         .executableTarget(
             name: "SearchlightPostgresCLI",
             dependencies: [
+                "SearchlightPostgresServer",
+                "SearchlightServer",
                 "SearchlightCommandSupport",
                 "SearchlightPostgres",
                 "Searchlight",
@@ -171,9 +177,11 @@ let package = Package(
             name: "SearchlightPostgresTests",
             dependencies: [
                 "SearchlightPostgres", "SearchlightPostgresCLI", "searchlight-stress", "SearchlightTestSupport",
-                "Searchlight", "SearchlightHistory", "SearchlightEvaluation",
+                "Searchlight", "SearchlightHistory", "SearchlightEvaluation", "SearchlightServer", "SearchlightPostgresServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // The public API as an embedder sees it: no @testable import here.

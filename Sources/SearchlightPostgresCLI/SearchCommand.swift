@@ -3,6 +3,7 @@ import Foundation
 import SearchlightCommandSupport
 import Searchlight
 import SearchlightPostgres
+import SearchlightPostgresServer
 import SearchlightHistory
 
 /// `searchlight-postgres search`: the local `searchlight search`, across the sources in
@@ -74,46 +75,6 @@ struct SearchCommand: AsyncParsableCommand {
         if ascending && sort == nil { throw ValidationError("--ascending needs --sort") }
     }
 
-    /// A hit as scripts read it: the local command's fields, and the source.
-    struct Hit: Encodable {
-        var hit: PostgresSearchHit
-
-        func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case source, entity, id, title, titleHighlight, snippet, score, typos }
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(hit.source, forKey: .source)
-            try container.encode(hit.entity, forKey: .entity)
-            try container.encode(hit.objectID, forKey: .id)
-            try container.encode(hit.title, forKey: .title) // null when the entity has no title
-            try container.encode(hit.titleHighlight, forKey: .titleHighlight)
-            try container.encode(hit.snippet, forKey: .snippet)
-            try container.encode(hit.score, forKey: .score)
-            try container.encode(hit.typos, forKey: .typos)
-        }
-    }
-
-    /// The local command's JSON page, with counts by source.
-    struct Page: Encodable {
-        var results: PostgresSearchResults
-
-        func encode(to encoder: any Encoder) throws {
-            enum Key: String, CodingKey { case total, totalRelation, countsByEntity, countsBySource, rankedMatches, truncated, droppedTerms, hits, explanation, corrections, correctionBounded, facets }
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(results.total, forKey: .total)
-            try container.encode(results.totalRelation, forKey: .totalRelation) // "eq", or "gte": the counts are lower bounds
-            try container.encode(results.countsByEntity, forKey: .countsByEntity)
-            try container.encode(results.countsBySource, forKey: .countsBySource)
-            try container.encode(results.rankedMatches, forKey: .rankedMatches)
-            try container.encode(results.isTruncated, forKey: .truncated)
-            try container.encode(results.droppedTerms, forKey: .droppedTerms)
-            try container.encode(results.hits.map(Hit.init), forKey: .hits)
-            try container.encode(results.explanation, forKey: .explanation) // null when something matched
-            try container.encode(results.corrections, forKey: .corrections) // [] when every hit is exact
-            try container.encode(results.isCorrectionBounded, forKey: .correctionBounded)
-            try container.encodeIfPresent(results.facets, forKey: .facets) // only with --facet
-        }
-    }
-
     func run() async throws {
         let endpoint = try PostgresEndpoint(url: postgres)
         let (text, asYouType, limit, offset) = (query, prefix, self.limit == 0 ? nil : self.limit, self.offset)
@@ -130,9 +91,9 @@ struct SearchCommand: AsyncParsableCommand {
         }
         switch format {
         case .json:
-            Output.machine(try Output.json(Page(results: results)))
+            Output.machine(try Output.json(PostgresSearchPage(results)))
         case .jsonl:
-            for hit in results.hits { Output.machine(try Output.json(Hit(hit: hit), pretty: false)) }
+            for hit in results.hits { Output.machine(try Output.json(PostgresSearchPage.Hit(hit), pretty: false)) }
             bounds(results).map(Output.note)
         case .csv:
             print("source,entity,id,title,snippet,score")

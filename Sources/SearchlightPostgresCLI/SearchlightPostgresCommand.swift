@@ -11,7 +11,7 @@ struct SearchlightPostgresCommand: AsyncParsableCommand {
         commandName: "searchlight-postgres",
         abstract: "Sinks the history of SQLite databases into PostgreSQL, and searches them all.",
         version: SearchlightVersion.current,
-        subcommands: [SinkCommand.self, SearchCommand.self, SuggestCommand.self, StatusCommand.self, VerifyCommand.self])
+        subcommands: [SinkCommand.self, SearchCommand.self, SuggestCommand.self, StatusCommand.self, VerifyCommand.self, ServeCommand.self])
 
     /// Exit codes: 0 success, 1 a user or runtime error (one line on stderr), 2 a usage error.
     static func main() async {

@@ -18,8 +18,6 @@ public struct LocalSearchService: SearchService {
         self.pool = pool
     }
 
-    public var entities: [String] { store.model.entities.map(\.name) }
-
     func blocking<T: Sendable>(_ body: @escaping @Sendable () throws(SearchlightError) -> T) async throws(SearchlightError) -> T {
         do {
             return try await pool.runIfActive { () throws -> T in try body() }

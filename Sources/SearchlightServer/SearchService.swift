@@ -16,8 +16,6 @@ public protocol SearchService: Sendable {
     func suggest(_ text: String, limit: Int, typos: TypoTolerance) async throws(SearchlightError) -> ServedPage
     /// How fresh the index is (each consumer's or source's lag), as JSON.
     func status() async throws(SearchlightError) -> ServedPage
-    /// The entities a `field:` term may name, for the search page's help (in model order).
-    var entities: [String] { get }
 }
 
 /// A service's answer: its JSON body, and for a search whether a next page exists.
