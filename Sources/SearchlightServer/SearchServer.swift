@@ -33,7 +33,9 @@ public struct SearchServer: Sendable {
     /// gets the port once the server listens.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         try configuration.validate()
-        let app = Application(router: try await router(),
+        // An idle connection is closed after 30 s: a client that opens connections and sends
+        // nothing does not hold them for ever.
+        let app = Application(router: try await router(), server: .http1(configuration: .init(idleTimeout: .seconds(30))),
                               configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Searchlight"),
                               onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
                               logger: logger)
@@ -45,6 +47,7 @@ public struct SearchServer: Sendable {
         let access = await Access(apiKey: configuration.apiKey)
         let gate = Gate(limit: configuration.limits.maximumConcurrentSearches)
         let router = Router()
+        router.add(middleware: JSONErrors(server: self))
         if let origin = configuration.corsOrigin {
             router.add(middleware: CORSMiddleware(allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType], allowMethods: [.get, .options]))
         }
@@ -236,6 +239,24 @@ public struct SearchServer: Sendable {
             throw SearchlightError(.invalidArgument, "invalid typos \"\(UserText.shown(value))\": use on or off")
         }
         return typos
+    }
+}
+
+/// What the router itself refuses (a path or method the API does not have) as the API's JSON
+/// errors, not Hummingbird's empty bodies.
+struct JSONErrors<Context: RequestContext>: RouterMiddleware {
+    let server: SearchServer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPResponseError {
+            let code = error.status == .notFound ? "not-found" : error.status == .methodNotAllowed ? "method-not-allowed" : "http-\(error.status.code)"
+            let message = error.status == .notFound || error.status == .methodNotAllowed
+                ? "no such endpoint: \(request.method) \(UserText.shown(request.uri.path)) (the API: GET /v1/search, /v1/suggest, /v1/status, /healthz)"
+                : "the request was refused (\(error.status.code))"
+            return server.failure(ServerError(status: error.status, code: code, message: message))
+        }
     }
 }
 

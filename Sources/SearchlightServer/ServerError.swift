@@ -32,6 +32,12 @@ struct ServerError: Error, Sendable {
         self.retryAfter = retryAfter
     }
 
+    init(status: HTTPResponse.Status, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
     /// A library error: the caller's mistakes are 400, an index that is not there yet 503.
     init(_ error: SearchlightError) {
         switch error.code {

@@ -138,6 +138,14 @@ struct SearchServerTests {
                     #expect(message.contains(text) && !message.contains("\n"), "\(uri): \(message)")
                 }
             }
+            // What the API does not have: JSON too.
+            for (uri, method) in [("/v2/search", HTTPRequest.Method.get), ("/v1/search?q=x", .post), ("/", .delete)] {
+                try await client.execute(uri: uri, method: method) { response in
+                    let body = try Self.object(response)
+                    #expect(response.status.code >= 400 && response.status.code < 500, "\(method) \(uri)")
+                    #expect((body["code"] as? String).map { ["not-found", "method-not-allowed"].contains($0) } ?? false, "\(method) \(uri): \(body)")
+                }
+            }
             // A cursor is refused with another search.
             var cursor = ""
             try await client.execute(uri: "/v1/search?q=kernel&limit=5", method: .get) { response in
