@@ -56,7 +56,7 @@ public struct SearchServer: Sendable {
             server.json(["status": "ok"])
         }
         router.get("v1/search") { request, _ -> Response in
-            await server.respond(request, access: access, gate: gate) { query, caller in
+            await server.respond(request, access: access, gate: gate, pages: true) { query, caller in
                 let page = try await server.service.search(try server.searchRequest(query, caller: caller))
                 return (page, page.nextOffset.map { Cursor(offset: $0, query: query).encoded })
             }
@@ -87,7 +87,7 @@ public struct SearchServer: Sendable {
 
     /// Checks the caller, takes a place among the running searches, runs `body` within the
     /// request timeout, and writes its page (with `tookMs` and `cursor`) or the error as JSON.
-    func respond(_ request: Request, access: Access, gate: Gate,
+    func respond(_ request: Request, access: Access, gate: Gate, pages: Bool = false,
                  _ body: @escaping @Sendable (QueryString, Caller) async throws -> (ServedPage, String?)) async -> Response {
         let clock = ContinuousClock()
         let start = clock.now
@@ -111,7 +111,7 @@ public struct SearchServer: Sendable {
                 return result
             }
             let tookMs = (clock.now - start) / .milliseconds(1)
-            return json(Envelope(body: page.body, tookMs: (tookMs * 10).rounded() / 10, cursor: cursor, includesCursor: request.uri.path.hasSuffix("/search")))
+            return json(Envelope(body: page.body, tookMs: (tookMs * 10).rounded() / 10, cursor: cursor, includesCursor: pages))
         } catch let error as ServerError {
             return failure(error)
         } catch let error as SearchlightError {
@@ -161,7 +161,7 @@ public struct SearchServer: Sendable {
 
     static func refuseUnknown(_ query: QueryString, _ known: Set<String>) throws(SearchlightError) {
         if let name = query.unknown(known).first {
-            throw SearchlightError(.invalidArgument, "unknown parameter \"\(UserText.shown(name))\" (known: \(known.sorted().joined(separator: ", ")))")
+            throw SearchlightError(.invalidArgument, "unknown parameter \"\(UserText.shown(name))\" (\(known.isEmpty ? "this endpoint takes none" : "known: " + known.sorted().joined(separator: ", ")))")
         }
     }
 
@@ -195,7 +195,8 @@ public struct SearchServer: Sendable {
             }
             search.offset = decoded.offset
         }
-        if search.offset + search.limit > limits.maximumDepth {
+        let (depth, overflow) = search.offset.addingReportingOverflow(search.limit)
+        if overflow || depth > limits.maximumDepth {
             throw SearchlightError(.invalidArgument, "pages end at \(limits.maximumDepth) results: narrow the search")
         }
         if case let .tenant(filter, allowed) = caller {

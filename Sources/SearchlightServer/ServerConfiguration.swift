@@ -23,6 +23,12 @@ extension SearchServer {
             if !Self.isLoopback(host), apiKey == nil {
                 throw SearchlightError(.invalidArgument, "refusing to listen on \(UserText.shown(host)) without an API key: give --api-key (or SEARCHLIGHT_API_KEY), or listen on 127.0.0.1")
             }
+            if let apiKey, apiKey.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+                throw SearchlightError(.invalidArgument, "the API key must not hold white space or control characters")
+            }
+            if let origin = corsOrigin, origin.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+                throw SearchlightError(.invalidArgument, "invalid CORS origin \"\(UserText.shown(origin))\": an origin holds no white space (https://app.example)")
+            }
             if let apiKey, apiKey.utf8.count < 32 {
                 throw SearchlightError(.invalidArgument, "the API key must be at least 32 bytes long (it also signs tenant tokens with HMAC-SHA256)")
             }

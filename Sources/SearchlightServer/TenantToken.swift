@@ -59,12 +59,23 @@ struct Access: Sendable {
         guard credential.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
             throw ServerError(.unauthorized, "invalid credentials: neither the API key nor a tenant token")
         }
+        // Only HS256, as the header says it (jwt-kit verifies with the key's own algorithm).
+        let header = credential.split(separator: ".", omittingEmptySubsequences: false)[0]
+        guard let headerJSON = Self.base64URLDecoded(header),
+              let fields = try? JSONSerialization.jsonObject(with: headerJSON) as? [String: Any], fields["alg"] as? String == "HS256",
+              fields["crit"] == nil else {
+            throw ServerError(.unauthorized, "invalid tenant token: its header must say alg HS256")
+        }
         let token: TenantToken
         do {
             token = try await keys.verify(credential, as: TenantToken.self)
         } catch {
             let expired = (error as? JWTError)?.errorType == .claimVerificationFailure
             throw ServerError(.unauthorized, expired ? "the tenant token has expired" : "invalid tenant token: its signature, header or claims do not verify")
+        }
+        // A token that restricts nothing would see everything: one mistake of an issuer.
+        guard token.filter != nil || token.sources != nil else {
+            throw ServerError(.unauthorized, "invalid tenant token: it must restrict what its bearer sees (a filter claim, or on PostgreSQL a sources claim)")
         }
         do {
             let filter = try token.filter.map { try SearchFilter(parsing: $0) }
@@ -73,6 +84,12 @@ struct Access: Sendable {
             let reason = (error as? SearchlightError)?.message ?? "\(error)"
             throw ServerError(.unauthorized, "invalid tenant token: its filter claim does not parse (\(reason))")
         }
+    }
+
+    static func base64URLDecoded(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -146,6 +146,23 @@ struct SearchServerTests {
                     #expect((body["code"] as? String).map { ["not-found", "method-not-allowed"].contains($0) } ?? false, "\(method) \(uri): \(body)")
                 }
             }
+            // A cursor whose offset was changed to the largest integer (the fingerprint does not
+            // cover it): refused, the server still up (an outsider's finding: it overflowed).
+            var real = ""
+            try await client.execute(uri: "/v1/search?q=kernel&limit=2", method: .get) { response in
+                let page = try Self.object(response)
+                real = page["cursor"] as? String ?? ""
+            }
+            let fingerprint = String(decoding: try #require(Access.base64URLDecoded(real[...])), as: UTF8.self).split(separator: ":")[2]
+            let forged = Data("1:\(Int.max):\(fingerprint)".utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            try await client.execute(uri: "/v1/search?q=kernel&limit=2&cursor=\(forged)", method: .get) { response in
+                #expect(response.status == .badRequest)
+            }
+            try await client.execute(uri: "/v1/search/?q=kernel&limit=2", method: .get) { response in
+                let page = try Self.object(response)
+                #expect(page["cursor"] is String, "a trailing slash still pages: \(page)")
+            }
             // A cursor is refused with another search.
             var cursor = ""
             try await client.execute(uri: "/v1/search?q=kernel&limit=5", method: .get) { response in
@@ -173,10 +190,17 @@ struct SearchServerTests {
         let unfiltered = Data(#"{"exp":\#(Int(Date().timeIntervalSince1970) + 600)}"#.utf8).base64EncodedString()
             .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         let tampered = "\(parts[0]).\(unfiltered).\(parts[2])"
+        // Signed with the key, but restricting nothing, or with a header that is not HS256's.
+        let unrestricted = try await keys.sign(TenantToken(expires: Date().addingTimeInterval(600)))
+        let otherHeader = Data(#"{"alg":"HS512","typ":"JWT"}"#.utf8).base64EncodedString()
+            .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        let signedAsHS256 = try await keys.sign(TenantToken(expires: Date().addingTimeInterval(600), filter: "tags = 'acme'"))
+        let relabelled = "\(otherHeader).\(signedAsHS256.split(separator: ".")[1]).\(signedAsHS256.split(separator: ".")[2])"
         @Sendable func bearer(_ credential: String) -> HTTPFields { [.authorization: "Bearer \(credential)"] }
         try await app.test(.router) { client in
             try await client.execute(uri: "/healthz", method: .get) { response in #expect(response.status == .ok, "no key needed") }
-            for headers in [HTTPFields(), bearer("wrong"), bearer(expired), bearer(forged), bearer(tampered), [.authorization: "Basic abc"]] {
+            for headers in [HTTPFields(), bearer("wrong"), bearer(expired), bearer(forged), bearer(tampered), [.authorization: "Basic abc"],
+                            bearer(unrestricted), bearer(relabelled)] {
                 try await client.execute(uri: "/v1/search?q=kernel", method: .get, headers: headers) { response in
                     let body = try Self.object(response)
                     #expect(response.status == .unauthorized, "\(headers)")
@@ -210,7 +234,11 @@ struct SearchServerTests {
         #expect(throws: SearchlightError.self) { try configuration.validate() }
         configuration.apiKey = "short"
         #expect(throws: SearchlightError.self) { try configuration.validate() }
+        configuration.apiKey = String(repeating: " ", count: 40)
+        #expect(throws: SearchlightError.self) { try configuration.validate() }
         configuration.apiKey = Self.key
         try configuration.validate()
+        configuration.corsOrigin = "https://a\r\nX-Evil: 1"
+        #expect(throws: SearchlightError.self) { try configuration.validate() }
     }
 }
