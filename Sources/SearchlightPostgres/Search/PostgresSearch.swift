@@ -374,13 +374,13 @@ public struct PostgresSearch: Sendable {
             // there instead of building the prefix's GIN bitmap over the whole table first
             // (`c…` in one source of 85 at 10 million documents: 996 ms through the bitmap, 74 by
             // a walk of the source's documents).
-            var early: (documents: Int, matches: Int)?
+            var early: (probe: (documents: Int, matches: Int), documents: Double)?
             var walksCount = false
             if let bound, Self.mayBeCommon(groups) {
                 let probe = try await probe(groups, entity: entity, everySource: everySource, oneSource: oneSource, refinements, connection)
-                early = probe
                 let sources = groups.flatMap(\.sources)
                 let documents = try await estimatedDocuments(sources: everySource ? models.count : sources.count, of: models.count, connection)
+                early = (probe, documents)
                 let density = Double(max(probe.matches, 1)) / Double(max(probe.documents, 1))
                 walksCount = density * documents >= Double(bound) && Double(bound) / density * Self.walkRowCost <= density * documents * Self.indexRowCost
             }
@@ -425,13 +425,14 @@ public struct PostgresSearch: Sendable {
                 // rows: how common the word is among the newest documents (a probe) says.
                 let sources = groups.flatMap(\.sources)
                 var scope: String
-                let probe: (documents: Int, matches: Int)
+                // (A short prefix was probed before the count: its probe and estimate are reused.)
+                let probe: (documents: Int, matches: Int), documents: Double
                 if let early {
-                    probe = early
+                    (probe, documents) = early
                 } else {
                     probe = try await self.probe(groups, entity: entity, everySource: everySource, oneSource: oneSource, refinements, connection)
+                    documents = try await estimatedDocuments(sources: everySource ? models.count : sources.count, of: models.count, connection)
                 }
-                let documents = try await estimatedDocuments(sources: everySource ? models.count : sources.count, of: models.count, connection)
                 let density = Double(max(probe.matches, 1)) / Double(max(probe.documents, 1))
                 let walkRows = Double(cap) / density
                 if walkRows * Self.walkRowCost <= density * documents * Self.indexRowCost {
