@@ -72,6 +72,7 @@ let package = Package(
         .executableTarget(
             name: "SearchlightCLI",
             dependencies: [
+                "SearchlightServeCommand",
                 "SearchlightServer",
                 "SearchlightCommandSupport",
                 "Searchlight",
@@ -100,9 +101,15 @@ let package = Package(
             name: "SearchlightPostgresServer",
             dependencies: ["SearchlightServer", "SearchlightPostgres", "Searchlight", "SearchlightHistory"]
         ),
+        // The options both `serve` commands share.
+        .target(
+            name: "SearchlightServeCommand",
+            dependencies: ["SearchlightServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(
             name: "SearchlightPostgresCLI",
             dependencies: [
+                "SearchlightServeCommand",
                 "SearchlightPostgresServer",
                 "SearchlightServer",
                 "SearchlightCommandSupport",
@@ -191,7 +198,8 @@ let package = Package(
                 "SearchlightServer", "Searchlight", "SearchlightHistory", "SearchlightTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-            ]
+            ],
+            exclude: ["Page/Browser"] // the browser's script (Selenium), which BrowserTests runs
         ),
         .testTarget(
             name: "SearchlightAPITests",

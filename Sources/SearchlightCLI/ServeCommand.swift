@@ -4,33 +4,20 @@ import Logging
 import Searchlight
 import SearchlightCommandSupport
 import SearchlightHistory
+import SearchlightServeCommand
 import SearchlightServer
 
+/// `searchlight serve`: the HTTP API and the search page over the local index.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Serve the index over HTTP, read-only: GET /v1/search, /v1/suggest, /v1/status, /healthz.")
+        commandName: "serve", abstract: "Serve the index over HTTP, read-only: a search page at /, and GET /v1/search, /v1/suggest, /v1/status, /healthz.")
 
     @OptionGroup var options: StoreOptions
-
-    @Option(help: "The address to listen on (any other than loopback needs an API key).")
-    var host = "127.0.0.1"
-
-    @Option(help: "The port (0: any free one, printed).")
-    var port = 7700
-
-    @Option(help: "Require 'Authorization: Bearer KEY' (or a tenant token signed with it); at least 32 bytes. Default: $SEARCHLIGHT_API_KEY.")
-    var apiKey: String?
-
-    @Option(help: "Let browsers call the API from this origin (CORS), e.g. https://app.example.")
-    var corsOrigin: String?
+    @OptionGroup var serve: ServeOptions
 
     func run() async throws {
+        let configuration = try serve.configuration()
         let store = try options.openStore(readOnly: true)
-        var configuration = SearchServer.Configuration()
-        configuration.host = host
-        configuration.port = port
-        configuration.apiKey = apiKey ?? ProcessInfo.processInfo.environment["SEARCHLIGHT_API_KEY"].flatMap { $0.isEmpty ? nil : $0 }
-        configuration.corsOrigin = corsOrigin
         let server = SearchServer(service: LocalSearchService(store: store), configuration: configuration, logger: Logger(label: "searchlight.server"))
         let (shownHost, keyed) = (configuration.host, configuration.apiKey != nil)
         try await server.run { port in

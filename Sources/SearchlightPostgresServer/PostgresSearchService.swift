@@ -9,6 +9,8 @@ import SearchlightServer
 /// reads), the status of every source from ``SearchlightPostgres/PostgresStatus``.
 public struct PostgresSearchService: SearchService {
     let search: PostgresSearch
+    /// The same search with ``SearchlightServer/SearchRequest/Highlight/privateUse`` markers.
+    let markedSearch: PostgresSearch
     let endpoint: PostgresEndpoint
 
     /// - Parameters:
@@ -17,10 +19,14 @@ public struct PostgresSearchService: SearchService {
     ///   - endpoint: where the status is read.
     public init(search: PostgresSearch, endpoint: PostgresEndpoint) {
         self.search = search
+        var marked = search.options
+        (marked.highlightStart, marked.highlightEnd) = (SearchRequest.Highlight.privateUse.start, SearchRequest.Highlight.privateUse.end)
+        markedSearch = PostgresSearch(client: search.client, schema: search.schema, options: marked, logger: search.logger)
         self.endpoint = endpoint
     }
 
     public func search(_ request: SearchRequest) async throws(SearchlightError) -> ServedPage {
+        let search = request.highlight == .privateUse ? markedSearch : search
         let results = try await search.search(request.text, asYouType: request.asYouType, sources: request.sources, entities: request.entities,
                                               limit: request.limit, offset: request.offset, order: request.order, typos: request.typos,
                                               filter: request.filter, facets: request.facets)

@@ -9,12 +9,17 @@ import SearchlightHistory
 public struct LocalSearchService: SearchService {
     let store: HistoryStore
     let index: SearchIndex
+    /// The same index with ``SearchRequest/Highlight/privateUse`` markers.
+    let markedIndex: SearchIndex
     let pool: NIOThreadPool
 
     /// - Parameter store: a store opened read-only (the server writes nothing).
     public init(store: HistoryStore, options: SearchIndex.Options = .init(), pool: NIOThreadPool = .singleton) {
         self.store = store
         index = SearchIndex(store: store, options: options)
+        var marked = options
+        (marked.highlightStart, marked.highlightEnd) = (SearchRequest.Highlight.privateUse.start, SearchRequest.Highlight.privateUse.end)
+        markedIndex = SearchIndex(store: store, options: marked)
         self.pool = pool
     }
 
@@ -32,7 +37,7 @@ public struct LocalSearchService: SearchService {
         if request.sources != nil {
             throw SearchlightError(.invalidArgument, "source is a parameter of searches on PostgreSQL (this server searches one local index)")
         }
-        let index = index
+        let index = request.highlight == .privateUse ? markedIndex : index
         let results = try await blocking { () throws(SearchlightError) -> SearchResults in
             try index.search(request.text, asYouType: request.asYouType, entities: request.entities, limit: request.limit, offset: request.offset,
                              order: request.order, typos: request.typos, filter: request.filter, facets: request.facets)

@@ -15,6 +15,9 @@ struct QueryString: Sendable {
         }
     }
 
+    /// Parameters built by the server itself (the search page's own search).
+    init(pairs: [(name: String, value: String)]) { self.pairs = pairs }
+
     static func decode(_ text: Substring) throws(SearchlightError) -> String {
         let spaced = text.replacingOccurrences(of: "+", with: " ")
         guard let decoded = spaced.removingPercentEncoding else {

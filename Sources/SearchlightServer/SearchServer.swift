@@ -52,6 +52,17 @@ public struct SearchServer: Sendable {
             router.add(middleware: CORSMiddleware(allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType], allowMethods: [.get, .options]))
         }
         let server = self
+        if configuration.page.isEnabled {
+            router.get("/") { request, _ -> Response in
+                await server.page(request, access: access, gate: gate)
+            }
+            router.get("assets/page.js") { _, _ -> Response in
+                server.asset(PageAssets.script, type: "text/javascript; charset=utf-8")
+            }
+            router.get("assets/page.css") { _, _ -> Response in
+                server.asset(PageAssets.styleSheet, type: "text/css; charset=utf-8")
+            }
+        }
         router.get("healthz") { _, _ -> Response in
             server.json(["status": "ok"])
         }
@@ -94,32 +105,99 @@ public struct SearchServer: Sendable {
         do {
             let caller = try await access.caller(authorization: request.headers[.authorization])
             let query = try QueryString(request.uri.query)
-            guard gate.enter() else {
-                throw ServerError(.busy, "too many searches at once; try again shortly", retryAfter: 1)
-            }
-            defer { gate.leave() }
-            let (page, cursor) = try await withThrowingTaskGroup(of: (ServedPage, String?)?.self) { group in
-                group.addTask { try await body(query, caller) }
-                group.addTask {
-                    try await Task.sleep(for: configuration.limits.requestTimeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let result = first else {
-                    throw ServerError(.busy, "the search took longer than \(configuration.limits.requestTimeout) and was stopped", retryAfter: 1)
-                }
-                return result
-            }
+            let (page, cursor) = try await bounded(gate: gate) { try await body(query, caller) }
             let tookMs = (clock.now - start) / .milliseconds(1)
             return json(Envelope(body: page.body, tookMs: (tookMs * 10).rounded() / 10, cursor: cursor, includesCursor: pages))
-        } catch let error as ServerError {
-            return failure(error)
-        } catch let error as SearchlightError {
-            return failure(ServerError(error))
         } catch {
-            logger.error("request \(request.uri.path) failed: \(String(describing: error))")
-            return failure(ServerError(.internalError, "internal error"))
+            return failure(Self.served(error, logger: logger, path: request.uri.path))
         }
+    }
+
+    /// Takes a place among the running requests (or fails at once, busy) and runs `body`
+    /// within the request timeout.
+    func bounded<T: Sendable>(gate: Gate, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard gate.enter() else {
+            throw ServerError(.busy, "too many searches at once; try again shortly", retryAfter: 1)
+        }
+        defer { gate.leave() }
+        let timeout = configuration.limits.requestTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else {
+                throw ServerError(.busy, "the search took longer than \(timeout) and was stopped", retryAfter: 1)
+            }
+            return result
+        }
+    }
+
+    /// Any error as the API answers it: ours are logged and said as "internal error".
+    static func served(_ error: any Error, logger: Logger, path: String) -> ServerError {
+        switch error {
+        case let error as ServerError: return error
+        case let error as SearchlightError: return ServerError(error)
+        default:
+            logger.error("request \(path) failed: \(String(describing: error))")
+            return ServerError(.internalError, "internal error")
+        }
+    }
+
+    // MARK: - The search page
+
+    /// The page at `/`: the search form, and for `/?q=…` the results rendered here (the page
+    /// works without JavaScript), through the same checks, bounds and tenant filter as the API.
+    func page(_ request: Request, access: Access, gate: Gate) async -> Response {
+        let html = PageHTML(title: configuration.page.title, facets: configuration.page.facets, keyed: configuration.apiKey != nil)
+        let query: QueryString
+        do {
+            query = try QueryString(request.uri.query)
+        } catch {
+            return page(html.render(PageState(), notice: .init(message: UserText.oneLine(error.message))), status: .badRequest)
+        }
+        let state = PageState(query)
+        guard !state.text.isEmpty else { return page(html.render(state)) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let caller = try await access.caller(authorization: request.headers[.authorization])
+            let api = QueryString(pairs: state.apiParameters(facets: configuration.page.facets, limit: 20))
+            let search = try searchRequest(api, caller: caller)
+            let served = try await bounded(gate: gate) { try await service.search(search) }
+            let view = try JSONDecoder().decode(PageView.self, from: try JSONEncoder().encode(served.body))
+            let cursor = served.nextOffset.map { Cursor(offset: $0, query: api).encoded }
+            let tookMs = (clock.now - start) / .milliseconds(1)
+            return page(html.render(state, view: view, cursor: cursor, tookMs: tookMs))
+        } catch {
+            let failure = Self.served(error, logger: logger, path: request.uri.path)
+            let message = failure.status == .unauthorized
+                ? "This server needs an API key or a tenant token: enter it below, and the page sends it with each search."
+                : failure.message
+            return page(html.render(state, notice: .init(message: UserText.oneLine(message), needsKey: failure.status == .unauthorized)), status: failure.status)
+        }
+    }
+
+    /// An HTML page: no script but the page's own file, no frames, no referrer.
+    func page(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        headers[.init("X-Content-Type-Options")!] = "nosniff"
+        headers[.init("X-Frame-Options")!] = "DENY"
+        headers[.init("Referrer-Policy")!] = "no-referrer"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    func asset(_ text: String, type: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "no-cache"
+        headers[.init("X-Content-Type-Options")!] = "nosniff"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     struct Envelope: Encodable {
@@ -157,7 +235,7 @@ public struct SearchServer: Sendable {
 
     // MARK: - Parameters
 
-    static let searchParameters: Set<String> = ["q", "prefix", "typos", "filter", "facet", "sort", "ascending", "entity", "source", "limit", "cursor"]
+    static let searchParameters: Set<String> = ["q", "prefix", "typos", "filter", "facet", "sort", "ascending", "entity", "source", "limit", "cursor", "highlight"]
 
     static func refuseUnknown(_ query: QueryString, _ known: Set<String>) throws(SearchlightError) {
         if let name = query.unknown(known).first {
@@ -189,6 +267,12 @@ public struct SearchServer: Sendable {
         let sources = query.all("source")
         search.sources = sources.isEmpty ? nil : Set(sources)
         search.limit = try number(query["limit"], name: "limit", default: 20, range: 1...limits.maximumLimit)
+        if let highlight = query["highlight"], !highlight.isEmpty {
+            guard let marks = SearchRequest.Highlight(rawValue: highlight) else {
+                throw SearchlightError(.invalidArgument, "invalid highlight \"\(UserText.shown(highlight))\": use brackets or private-use")
+            }
+            search.highlight = marks
+        }
         if let cursor = query["cursor"], !cursor.isEmpty {
             guard let decoded = Cursor(encoded: cursor), decoded.fingerprint == Cursor.fingerprint(query) else {
                 throw SearchlightError(.invalidArgument, "invalid cursor: it belongs to another search (send the same parameters with the cursor the previous page gave)")
@@ -254,7 +338,7 @@ struct JSONErrors<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPResponseError {
             let code = error.status == .notFound ? "not-found" : error.status == .methodNotAllowed ? "method-not-allowed" : "http-\(error.status.code)"
             let message = error.status == .notFound || error.status == .methodNotAllowed
-                ? "no such endpoint: \(request.method) \(UserText.shown(request.uri.path)) (the API: GET /v1/search, /v1/suggest, /v1/status, /healthz)"
+                ? "no such endpoint: \(request.method) \(UserText.shown(request.uri.path)) (the API: GET /v1/search, /v1/suggest, /v1/status, /healthz; the search page: GET /)"
                 : "the request was refused (\(error.status.code))"
             return server.failure(ServerError(status: error.status, code: code, message: message))
         }

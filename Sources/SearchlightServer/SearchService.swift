@@ -44,6 +44,20 @@ public struct SearchRequest: Sendable, Hashable {
     public var sources: Set<String>?
     public var limit = 20
     public var offset = 0
+    /// How matched words are marked in titles and snippets.
+    public var highlight: Highlight = .brackets
 
     public init(text: String) { self.text = text }
+
+    /// The markers around matched words in `titleHighlight` and `snippet`.
+    public enum Highlight: String, Sendable, Hashable, CaseIterable {
+        /// `[` and `]`, as the CLI prints them: readable, but a document's own brackets look the same.
+        case brackets
+        /// U+E000 and U+E001, characters of Unicode's private use area that text does not hold,
+        /// for a page that turns them into markup (`highlight=private-use`).
+        case privateUse = "private-use"
+
+        public var start: String { self == .brackets ? "[" : "\u{E000}" }
+        public var end: String { self == .brackets ? "]" : "\u{E001}" }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Searchlight
 import SearchlightHistory
 
 extension SearchServer {
@@ -15,6 +16,8 @@ extension SearchServer {
         /// The one origin that browsers may call the API from (CORS); none when nil.
         public var corsOrigin: String?
         public var limits = Limits()
+        /// The search page at `/`.
+        public var page = Page()
 
         public init() {}
 
@@ -33,11 +36,30 @@ extension SearchServer {
                 throw SearchlightError(.invalidArgument, "the API key must be at least 32 bytes long (it also signs tenant tokens with HMAC-SHA256)")
             }
             if !(0...65_535).contains(port) { throw SearchlightError(.invalidArgument, "invalid port \(port)") }
+            if page.facets.count > SearchFacet.maximumFacets {
+                throw SearchlightError(.invalidArgument, "\(page.facets.count) page facets; at most \(SearchFacet.maximumFacets) are allowed")
+            }
+            if let empty = page.facets.first(where: { $0.isEmpty || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+                throw SearchlightError(.invalidArgument, "invalid page facet \"\(UserText.shown(empty))\": name an attribute")
+            }
         }
 
         static func isLoopback(_ host: String) -> Bool {
             host == "localhost" || host == "::1" || host.hasPrefix("127.")
         }
+    }
+
+    /// The search page at `/` (``SearchServer``): its title, and the attributes whose values it
+    /// offers as filters.
+    public struct Page: Sendable {
+        /// Whether `/` serves the page (the API alone when false).
+        public var isEnabled = true
+        public var title = "Search"
+        /// Attributes to facet on (each a `facet` of the page's searches, at most
+        /// ``Searchlight/SearchFacet/maximumFacets``): their values become links that filter.
+        public var facets: [String] = []
+
+        public init() {}
     }
 
     /// How much one request may ask for. Past ``maximumConcurrentSearches``, a request gets

@@ -37,7 +37,8 @@ import Testing
         let types = symbols.filter { $0.first?.isUppercase == true }.subtracting(Self.allowed)
         var violations: [String] = []
         for folder in ["Searchlight", "SearchlightCLI", "SearchlightDemoData", "searchlight-bench",
-                       "SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightCommandSupport", "SearchlightServer"] {
+                       "SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightCommandSupport", "SearchlightServer",
+                       "SearchlightPostgresServer", "SearchlightServeCommand"] {
             for file in Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder)) {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 for name in types where text.contains(try Regex("\\b\(name)\\b")) {
@@ -57,7 +58,7 @@ import Testing
         // `PostgresNeighbourhood.Match` one with `TermNeighbourhood.Match`.
         let types = symbols.filter { $0.first?.isUppercase == true }.subtracting(["Term", "Key", "Counts", "Match"])
         var violations: [String] = []
-        for folder in ["SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightServer"] {
+        for folder in ["SearchlightPostgres", "SearchlightPostgresCLI", "SearchlightServer", "SearchlightPostgresServer", "SearchlightServeCommand"] {
             for file in Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder)) {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 for name in types where text.contains(try Regex("\\b\(name)\\b")) {
@@ -70,7 +71,7 @@ import Testing
 
     @Test func theCommandsHoldNoSQL() throws {
         let sql = try Regex(#"\b(SELECT|INSERT INTO|UPDATE \S+ SET|DELETE FROM|CREATE TABLE)\b"#)
-        for folder in ["SearchlightCLI", "SearchlightPostgresCLI", "SearchlightCommandSupport", "SearchlightServer"] {
+        for folder in ["SearchlightCLI", "SearchlightPostgresCLI", "SearchlightCommandSupport", "SearchlightServer", "SearchlightPostgresServer", "SearchlightServeCommand"] {
             let offenders = try Self.swiftFiles(under: SecurityTests.sources.appendingPathComponent(folder))
                 .filter { try String(contentsOf: $0, encoding: .utf8).contains(sql) }.map(\.lastPathComponent)
             #expect(offenders.isEmpty, "\(folder): \(offenders)")

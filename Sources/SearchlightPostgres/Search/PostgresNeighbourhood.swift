@@ -178,7 +178,7 @@ struct PostgresNeighbourhood {
                 }
             }
             var children: [(node: Int, character: UInt32, isTerm: Bool, branch: ArraySlice<[UInt32]>?)] = []
-            var probes: [(node: Int, character: UInt32)] = []
+            let probes: [(node: Int, character: UInt32)] = []
             var completions: [(node: Int, word: [UInt32])] = []
             var enumerate: [Int] = []
             for index in expand {
