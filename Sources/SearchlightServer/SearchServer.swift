@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Searchlight
@@ -35,8 +36,16 @@ public struct SearchServer: Sendable {
         try configuration.validate()
         // An idle connection is closed after 30 s: a client that opens connections and sends
         // nothing does not hold them for ever.
-        let app = Application(router: try await router(), server: .http1(configuration: .init(idleTimeout: .seconds(30))),
-                              configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Searchlight"),
+        // A client that trickles its request head is closed after `requestHeadTimeout`; past
+        // `maximumConnections` new connections wait in the kernel's backlog instead of taking
+        // file descriptors.
+        let limits = configuration.limits
+        let headDeadline = TimeAmount.nanoseconds(Int64(limits.requestHeadTimeout / .nanoseconds(1)))
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [RequestHeadDeadline(deadline: headDeadline)], idleTimeout: .seconds(30),
+                                              httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
+        let app = Application(router: try await router(), server: .http1(configuration: http),
+                              configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Searchlight",
+                                                   availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections, logger: logger)),
                               onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
                               logger: logger)
         try await app.runService()
@@ -114,24 +123,79 @@ public struct SearchServer: Sendable {
     }
 
     /// Takes a place among the running requests (or fails at once, busy) and runs `body`
-    /// within the request timeout.
+    /// within the request timeout. Past it the request fails at once, but the place is held
+    /// until `body` ends: blocking work (SQLite) goes on after its answer is given up, and a
+    /// flood of slow searches must not run more at once than the bound.
     func bounded<T: Sendable>(gate: Gate, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         guard gate.enter() else {
             throw ServerError(.busy, "too many searches at once; try again shortly", retryAfter: 1)
         }
-        defer { gate.leave() }
         let timeout = configuration.limits.requestTimeout
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
+        let outcome = Outcome<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                outcome.start(continuation)
+                let work = Task {
+                    defer { gate.leave() }
+                    do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
+                }
+                outcome.timer(Task {
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    if outcome.finish(.failure(ServerError(.busy, "the search took longer than \(timeout) and was stopped", retryAfter: 1))) {
+                        work.cancel()
+                    }
+                }, work: work)
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let result = first else {
-                throw ServerError(.busy, "the search took longer than \(timeout) and was stopped", retryAfter: 1)
+        } onCancel: {
+            outcome.cancel()
+        }
+    }
+
+    /// The first of a request's outcomes (its answer, its timeout, its cancellation) resumes it.
+    final class Outcome<T: Sendable>: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<T, any Error>?
+            var timer: Task<Void, Never>?
+            var work: Task<Void, Never>?
+            var cancelled = false
+        }
+        private let state = Mutex(State())
+
+        func start(_ continuation: CheckedContinuation<T, any Error>) {
+            let cancelled = state.withLock { state in
+                state.continuation = continuation
+                return state.cancelled
             }
-            return result
+            if cancelled { finish(.failure(CancellationError())) }
+        }
+
+        func timer(_ timer: Task<Void, Never>, work: Task<Void, Never>) {
+            let done = state.withLock { state in
+                (state.timer, state.work) = (timer, work)
+                return state.continuation == nil
+            }
+            if done { timer.cancel() }
+        }
+
+        /// Resumes the request unless something else did first; true if this did.
+        @discardableResult
+        func finish(_ result: Result<T, any Error>) -> Bool {
+            let (continuation, timer) = state.withLock { state in
+                defer { state.continuation = nil }
+                return (state.continuation, state.timer)
+            }
+            guard let continuation else { return false }
+            timer?.cancel()
+            continuation.resume(with: result)
+            return true
+        }
+
+        func cancel() {
+            let work = state.withLock { state in
+                state.cancelled = true
+                return state.work
+            }
+            if finish(.failure(CancellationError())) { work?.cancel() }
         }
     }
 

@@ -75,8 +75,14 @@ extension SearchServer {
         public var maximumDepth = 10_000
         /// Searches, suggestions and status requests running at once.
         public var maximumConcurrentSearches = 16
-        /// How long a search may run before the request fails (`503`).
+        /// How long a search may run before the request fails (`503`). Its place among
+        /// ``maximumConcurrentSearches`` is held until its work ends.
         public var requestTimeout: Duration = .seconds(10)
+        /// Connections open at once; past them, new ones wait in the kernel's backlog.
+        public var maximumConnections = 1_000
+        /// How long a connection may take to send a whole request head (after opening, or after
+        /// its previous response) before it is closed.
+        public var requestHeadTimeout: Duration = .seconds(10)
 
         public init() {}
     }
