@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"), // NIOHTTPTypes: the parts Hummingbird's channel carries
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"), // tests sign tokens by hand (as jwt-kit, which needs it)
     ],
     targets: [
         .target(
@@ -201,6 +202,7 @@ let package = Package(
                 "SearchlightServer", "Searchlight", "SearchlightHistory", "SearchlightTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Page/Browser"] // the browser's script (Selenium), which BrowserTests runs
         ),

@@ -26,6 +26,9 @@ public struct ServeOptions: ParsableArguments {
     @Flag(help: "Serve the API only: no search page at /.")
     var noPage = false
 
+    @Option(help: "Searches running at once; past them a request gets 503 with Retry-After at once.")
+    var maxConcurrentSearches = 16
+
     public init() {}
 
     /// The server's configuration, checked (``SearchlightServer/SearchServer/Configuration/validate()``).
@@ -38,6 +41,7 @@ public struct ServeOptions: ParsableArguments {
         configuration.page.isEnabled = !noPage
         configuration.page.title = pageTitle
         configuration.page.facets = pageFacets
+        configuration.limits.maximumConcurrentSearches = maxConcurrentSearches
         try configuration.validate()
         return configuration
     }

@@ -77,7 +77,7 @@ public struct SearchServer: Sendable {
         }
         router.get("v1/search") { request, _ -> Response in
             await server.respond(request, access: access, gate: gate, pages: true) { query, caller in
-                let page = try await server.service.search(try server.searchRequest(query, caller: caller))
+                let page = try await server.search(try server.searchRequest(query, caller: caller), caller: caller)
                 return (page, page.nextOffset.map { Cursor(offset: $0, query: query).encoded })
             }
         }
@@ -210,6 +210,19 @@ public struct SearchServer: Sendable {
         }
     }
 
+    /// The service's search; a tenant's failure does not name the model's entities or
+    /// attributes (its token's filter may name an attribute that some entity lacks).
+    func search(_ request: SearchRequest, caller: Caller) async throws -> ServedPage {
+        let result: Result<ServedPage, SearchlightError>
+        do { result = .success(try await service.search(request)) } catch { result = .failure(error) }
+        guard case let .failure(error) = result, case .tenant = caller, error.code == .invalidFilter || error.code == .unknownEntity else {
+            return try result.get()
+        }
+        throw SearchlightError(error.code, error.code == .unknownEntity
+            ? "unknown entity: this tenant token searches none of that name"
+            : "the filter does not apply to the searched entities (an attribute it names is not theirs)")
+    }
+
     // MARK: - The search page
 
     /// The page at `/`: the search form, and for `/?q=…` the results rendered here (the page
@@ -223,6 +236,10 @@ public struct SearchServer: Sendable {
             return page(html.render(PageState(), notice: .init(message: UserText.oneLine(error.message))), status: .badRequest)
         }
         let state = PageState(query)
+        if let refusal = state.refusal(configuration.limits) {
+            // Refused before anything is rendered from it: a page's links repeat its filters.
+            return page(html.render(PageState(), notice: .init(message: refusal)), status: .badRequest)
+        }
         guard !state.text.isEmpty else { return page(html.render(state)) }
         let clock = ContinuousClock()
         let start = clock.now
@@ -230,7 +247,7 @@ public struct SearchServer: Sendable {
             let caller = try await access.caller(authorization: request.headers[.authorization])
             let api = QueryString(pairs: state.apiParameters(facets: configuration.page.facets, limit: 20))
             let search = try searchRequest(api, caller: caller)
-            let served = try await bounded(gate: gate) { try await service.search(search) }
+            let served = try await bounded(gate: gate) { try await self.search(search, caller: caller) }
             let view = try JSONDecoder().decode(PageView.self, from: try JSONEncoder().encode(served.body))
             let cursor = served.nextOffset.map { Cursor(offset: $0, query: api).encoded }
             let tookMs = (clock.now - start) / .milliseconds(1)
@@ -301,9 +318,18 @@ public struct SearchServer: Sendable {
 
     static let searchParameters: Set<String> = ["q", "prefix", "typos", "filter", "facet", "sort", "ascending", "entity", "source", "limit", "cursor", "highlight"]
 
+    /// The parameters a request may repeat.
+    static let repeatable: Set<String> = ["facet", "entity", "source"]
+
+    /// Refuses a parameter the endpoint does not take, or one given twice that is not
+    /// repeatable (which of the two would count is not the caller's guess to make).
     static func refuseUnknown(_ query: QueryString, _ known: Set<String>) throws(SearchlightError) {
         if let name = query.unknown(known).first {
             throw SearchlightError(.invalidArgument, "unknown parameter \"\(UserText.shown(name))\" (\(known.isEmpty ? "this endpoint takes none" : "known: " + known.sorted().joined(separator: ", ")))")
+        }
+        var seen = Set<String>()
+        for (name, _) in query.pairs where !repeatable.contains(name) && !seen.insert(name).inserted {
+            throw SearchlightError(.invalidArgument, "parameter \"\(UserText.shown(name))\" is given more than once (only facet, entity and source repeat)")
         }
     }
 
@@ -348,6 +374,10 @@ public struct SearchServer: Sendable {
             throw SearchlightError(.invalidArgument, "pages end at \(limits.maximumDepth) results: narrow the search")
         }
         if case let .tenant(filter, allowed) = caller {
+            if query["sort"].map({ !$0.isEmpty }) == true {
+                // A column's order would show values of columns the tenant's filter does not cover.
+                throw ServerError(.forbidden, "a tenant token cannot sort by a column; results come by relevance")
+            }
             if let filter { search.filter = search.filter.map { .and(filter, $0) } ?? filter }
             if let allowed {
                 if let asked = search.sources, !asked.isSubset(of: allowed) {

@@ -36,6 +36,9 @@ extension SearchServer {
                 throw SearchlightError(.invalidArgument, "the API key must be at least 32 bytes long (it also signs tenant tokens with HMAC-SHA256)")
             }
             if !(0...65_535).contains(port) { throw SearchlightError(.invalidArgument, "invalid port \(port)") }
+            if !(1...4_096).contains(limits.maximumConcurrentSearches) {
+                throw SearchlightError(.invalidArgument, "invalid number of concurrent searches \(limits.maximumConcurrentSearches): from 1 to 4096")
+            }
             if page.facets.count > SearchFacet.maximumFacets {
                 throw SearchlightError(.invalidArgument, "\(page.facets.count) page facets; at most \(SearchFacet.maximumFacets) are allowed")
             }

@@ -18,15 +18,19 @@ public struct TenantToken: JWTPayload, Equatable {
     public var filter: String?
     /// PostgreSQL: the only sources searched.
     public var sources: [String]?
+    /// When the token starts being accepted (optional).
+    public var nbf: NotBeforeClaim?
 
-    public init(expires: Date, filter: String? = nil, sources: [String]? = nil) {
+    public init(expires: Date, filter: String? = nil, sources: [String]? = nil, notBefore: Date? = nil) {
         exp = ExpirationClaim(value: expires)
         self.filter = filter
         self.sources = sources
+        nbf = notBefore.map { NotBeforeClaim(value: $0) }
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
+        try nbf?.verifyNotBefore()
     }
 }
 
@@ -59,8 +63,16 @@ struct Access: Sendable {
         guard credential.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
             throw ServerError(.unauthorized, "invalid credentials: neither the API key nor a tenant token")
         }
+        // A key written twice in the header or the claims may be read differently by the
+        // issuer's parser and this one: refused.
+        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
+        for part in parts.prefix(2) {
+            guard let json = Self.base64URLDecoded(part), JSONObjectKeys.haveDuplicates(json) == false else {
+                throw ServerError(.unauthorized, "invalid tenant token: its header or claims are not JSON, or repeat a key")
+            }
+        }
         // Only HS256, as the header says it (jwt-kit verifies with the key's own algorithm).
-        let header = credential.split(separator: ".", omittingEmptySubsequences: false)[0]
+        let header = parts[0]
         guard let headerJSON = Self.base64URLDecoded(header),
               let fields = try? JSONSerialization.jsonObject(with: headerJSON) as? [String: Any], fields["alg"] as? String == "HS256",
               fields["crit"] == nil else {
@@ -71,7 +83,7 @@ struct Access: Sendable {
             token = try await keys.verify(credential, as: TenantToken.self)
         } catch {
             let expired = (error as? JWTError)?.errorType == .claimVerificationFailure
-            throw ServerError(.unauthorized, expired ? "the tenant token has expired" : "invalid tenant token: its signature, header or claims do not verify")
+            throw ServerError(.unauthorized, expired ? "the tenant token has expired, or is not valid yet" : "invalid tenant token: its signature, header or claims do not verify")
         }
         // A token that restricts nothing would see everything: one mistake of an issuer.
         guard token.filter != nil || token.sources != nil else {

@@ -31,7 +31,7 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Queries per kind in scenario 7.")
     var cjkQueries = 100
 
-    @Option(help: "Run only these scenarios (1-15, repeatable; 10, instruction counts under callgrind, 12 and 13, fleets of databases, 14, PostgreSQL search at scale, and 15, steady writes into PostgreSQL, run only when named).")
+    @Option(help: "Run only these scenarios (1-16, repeatable; 10, instruction counts under callgrind, 12 and 13, fleets of databases, 14, PostgreSQL search at scale, 15, steady writes into PostgreSQL, and 16, the HTTP API under wrk (needs the searchlight and searchlight-postgres binaries beside this one), run only when named).")
     var scenario: [Int] = []
 
     @Option(help: "Writes in the freshness scenario.")
@@ -93,6 +93,9 @@ struct SearchlightBench: AsyncParsableCommand {
 
     @Option(help: "Rows in each database of scenarios 12 and 13, as MIN-MAX (drawn uniformly, seeded).")
     var fleetRows = "100-1000"
+
+    @Option(help: "Seconds of load in scenario 16 (the HTTP API under wrk; 300 for the 5 minutes of the RSS figure).")
+    var httpSeconds = 30
 
     @Option(help: .hidden)
     var rebuildChild: String?
@@ -167,6 +170,10 @@ struct SearchlightBench: AsyncParsableCommand {
         if let postgres, chosen.contains(11) {
             FileHandle.standardError.write(Data("scenario 11 on PostgreSQL: one-word typo recall of both engines…\n".utf8))
             report.figures += try await TypoSearch.postgresOneWordRecall(documents, url: postgres, count: typoOneWordQueries, seed: typoSeed)
+        }
+        if chosen.contains(16) {
+            FileHandle.standardError.write(Data("scenario 16: the HTTP API under wrk…\n".utf8))
+            report.figures += try await HTTPScenario.run(documents, url: postgres, seconds: httpSeconds)
         }
         if chosen.contains(10) {
             FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))

@@ -193,16 +193,21 @@ enum PageAssets {
   }
   function hitElement(hit, first) {
     const li = element("li", null, { class: "hit", tabindex: first ? "0" : "-1" });
-    const h3 = element("h3");
-    if (hit.titleHighlight !== null && hit.titleHighlight !== undefined) marked(hit.titleHighlight, h3);
-    else h3.textContent = hit.title !== null && hit.title !== undefined ? hit.title : shownValue(hit.id);
+    // Each piece of document text in a <bdi>: a right-to-left override in it turns nothing around it.
+    const h3 = element("h3"), title = element("bdi");
+    if (hit.titleHighlight !== null && hit.titleHighlight !== undefined) marked(hit.titleHighlight, title);
+    else title.textContent = hit.title !== null && hit.title !== undefined ? hit.title : shownValue(hit.id);
+    h3.appendChild(title);
     li.appendChild(h3);
     if (hit.snippet && hit.snippet !== hit.titleHighlight) { // a snippet of the title alone says nothing more
-      const snippet = element("p", null, { class: "snippet" });
-      marked(hit.snippet, snippet);
+      const snippet = element("p", null, { class: "snippet" }), text = element("bdi");
+      marked(hit.snippet, text);
+      snippet.appendChild(text);
       li.appendChild(snippet);
     }
-    li.appendChild(element("p", (hit.source ? hit.source + " · " : "") + hit.entity + " · " + shownValue(hit.id), { class: "meta" }));
+    const meta = element("p", null, { class: "meta" });
+    meta.appendChild(element("bdi", (hit.source ? hit.source + " · " : "") + hit.entity + " · " + shownValue(hit.id)));
+    li.appendChild(meta);
     return li;
   }
   function drawMore(cursor) {
@@ -220,8 +225,11 @@ enum PageAssets {
   function draw(page) {
     showNotice("");
     const took = typeof page.tookMs === "number" ? " (" + Math.round(page.tookMs) + " ms)" : "";
-    status.textContent = page.total === 0 ? "No results for “" + state.q + "”" + took
-      : count(page.total, page.totalRelation === "gte") + (page.total === 1 && page.totalRelation !== "gte" ? " result" : " results") + " for “" + state.q + "”" + took;
+    clear(status);
+    status.appendChild(document.createTextNode(page.total === 0 ? "No results for “"
+      : count(page.total, page.totalRelation === "gte") + (page.total === 1 && page.totalRelation !== "gte" ? " result" : " results") + " for “"));
+    status.appendChild(element("bdi", state.q));
+    status.appendChild(document.createTextNode("”" + took));
     drawChips();
     drawFacets(page);
     drawExplanation(page);

@@ -60,7 +60,7 @@ struct PageHTML {
 
         """
         html += "<p id=\"notice\" class=\"notice\"\(notice == nil ? " hidden" : "") role=\"alert\">\(notice.map { Self.escape($0.message) } ?? "")</p>\n"
-        html += "<p id=\"status\" class=\"status\" role=\"status\" aria-live=\"polite\">\(view.map { Self.escape(statusLine($0, text: state.text, tookMs: tookMs)) } ?? "")</p>\n"
+        html += "<p id=\"status\" class=\"status\" role=\"status\" aria-live=\"polite\">\(view.map { statusLine($0, text: state.text, tookMs: tookMs) } ?? "")</p>\n"
         html += "<ul id=\"chips\" class=\"chips\" aria-label=\"Active filters\">\(chips(state))</ul>\n"
         html += "<div class=\"layout\">\n<nav id=\"facets\" class=\"facets\" aria-label=\"Filters\">\(view.map { facetsHTML($0, state: state) } ?? "")</nav>\n"
         html += "<section id=\"results\" aria-label=\"Results\" tabindex=\"-1\">\n"
@@ -79,11 +79,14 @@ struct PageHTML {
         return html
     }
 
+    /// "12 results for “text” (3 ms)" as HTML, the text isolated (`<bdi>`: a right-to-left
+    /// override in it turns nothing around it).
     func statusLine(_ view: PageView, text: String, tookMs: Double?) -> String {
         let took = tookMs.map { " (\(Int($0.rounded())) ms)" } ?? ""
-        if view.total == 0 { return "No results for “\(text)”\(took)" }
+        let quoted = "“<bdi>\(Self.escape(text))</bdi>”"
+        if view.total == 0 { return "No results for \(quoted)\(took)" }
         let count = PageView.count(view.total, atLeast: view.totalRelation == "gte")
-        return "\(count) \(view.total == 1 && view.totalRelation != "gte" ? "result" : "results") for “\(text)”\(took)"
+        return "\(count) \(view.total == 1 && view.totalRelation != "gte" ? "result" : "results") for \(quoted)\(took)"
     }
 
     func chips(_ state: PageState) -> String {
@@ -157,8 +160,8 @@ struct PageHTML {
         var meta = Self.escape(hit.entity) + " · " + Self.escape(PageView.shown(hit.id))
         if let source = hit.source { meta = Self.escape(source) + " · " + meta }
         // A snippet of the title alone says nothing more.
-        let snippet = hit.snippet.isEmpty || hit.snippet == hit.titleHighlight ? "" : "<p class=\"snippet\">\(Self.marked(hit.snippet))</p>"
-        return "<li class=\"hit\" tabindex=\"\(first ? 0 : -1)\"><h3>\(heading)</h3>\(snippet)<p class=\"meta\">\(meta)</p></li>"
+        let snippet = hit.snippet.isEmpty || hit.snippet == hit.titleHighlight ? "" : "<p class=\"snippet\"><bdi>\(Self.marked(hit.snippet))</bdi></p>"
+        return "<li class=\"hit\" tabindex=\"\(first ? 0 : -1)\"><h3><bdi>\(heading)</bdi></h3>\(snippet)<p class=\"meta\"><bdi>\(meta)</bdi></p></li>"
     }
 
     /// HTML-escaped text (also for attribute values in double or single quotes).

@@ -28,6 +28,26 @@ struct PageState: Sendable, Equatable {
         cursor = query["cursor"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// Filters, entities and sources a page may hold at once.
+    static let maximumChoices = 16
+
+    /// Why the page refuses this state, before it renders anything of it (each link of a page
+    /// repeats its filters), or nil.
+    func refusal(_ limits: SearchServer.Limits) -> String? {
+        if text.count > limits.maximumQueryLength {
+            return "q is \(text.count) characters long; at most \(limits.maximumQueryLength) are allowed"
+        }
+        if filters.count > Self.maximumChoices || entities.count > Self.maximumChoices || sources.count > Self.maximumChoices {
+            return "a page holds at most \(Self.maximumChoices) filters, \(Self.maximumChoices) entities and \(Self.maximumChoices) sources"
+        }
+        let length = filters.reduce(0) { $0 + $1.count + 10 } + entities.reduce(0) { $0 + $1.count } + sources.reduce(0) { $0 + $1.count }
+        if length > limits.maximumFilterLength {
+            return "the page's filters are \(length) characters long; at most \(limits.maximumFilterLength) are allowed"
+        }
+        if let cursor, cursor.count > 64 { return "invalid cursor" }
+        return nil
+    }
+
     /// The API's parameters for this page, in the order the page's script sends them (a
     /// cursor's fingerprint covers them): the last word as a prefix, private-use highlights.
     func apiParameters(facets: [String], limit: Int) -> [(name: String, value: String)] {
