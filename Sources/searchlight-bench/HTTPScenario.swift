@@ -11,6 +11,8 @@ import Synchronization
 /// per search (a process each). The server's RSS is sampled while the load runs.
 enum HTTPScenario {
     static let connections = 32
+    /// The unqueued figure: one connection (and one thread) per core.
+    static let few = 2
 
     struct Load {
         var throughput: Double
@@ -35,14 +37,19 @@ enum HTTPScenario {
         try PostgresScenario.write(documents.enumerated().map { ($0.offset + 1, $0.element) }, to: store, rowsPerTransaction: 10_000)
         try Indexer(store: store).indexPendingChanges()
         let index = SearchIndex(store: store)
-        let floor = try inProcess(queries, seconds: seconds) { query in
+        let floorSeconds = min(seconds, 60)
+        let floor = try inProcess(queries, seconds: floorSeconds) { query in
             _ = try index.search(query.text, asYouType: query.asYouType, limit: 20)
         }
-        let served = try serve(binaries.appendingPathComponent("searchlight").path, ["serve", "--db", path], queries: queries, seconds: seconds, in: directory)
+        let floorFew = try inProcess(queries, seconds: 20, threads: few) { query in
+            _ = try index.search(query.text, asYouType: query.asYouType, limit: 20)
+        }
+        let (served, servedFew) = try serve(binaries.appendingPathComponent("searchlight").path, ["serve", "--db", path], queries: queries, seconds: seconds, in: directory)
         let cli = try perProcess(queries) { query in
             [binaries.appendingPathComponent("searchlight").path, "search", "--db", path, "--limit", "20", "--format", "json"] + (query.asYouType ? ["--prefix"] : []) + ["--", query.text]
         }
         figures += report(scenario, "local index", floor: floor, served: served, cli: cli, queries: queries.count)
+        figures += reportFew(scenario, "local index", floor: floorFew, served: servedFew)
 
         if let url {
             let schema = "bench_http"
@@ -50,18 +57,21 @@ enum HTTPScenario {
             try await PostgresScenario.dropSchemas(url, [schema])
             _ = try await PostgresSearchScale.load(documents, copies: 1, url: schemaURL, in: directory)
             let endpoint = try PostgresEndpoint(url: schemaURL)
-            let floor = try await PostgresSearch.withSearch(endpoint: endpoint) { search in
-                try await inProcessAsync(queries, seconds: seconds) { query in
+            let (floor, floorFew) = try await PostgresSearch.withSearch(endpoint: endpoint) { search in
+                (try await inProcessAsync(queries, seconds: min(seconds, 60)) { query in
                     _ = try await search.search(query.text, asYouType: query.asYouType, limit: 20)
-                }
+                }, try await inProcessAsync(queries, seconds: 20, tasks: few) { query in
+                    _ = try await search.search(query.text, asYouType: query.asYouType, limit: 20)
+                })
             }
-            let served = try serve(binaries.appendingPathComponent("searchlight-postgres").path, ["serve", "--postgres", schemaURL],
+            let (served, servedFew) = try serve(binaries.appendingPathComponent("searchlight-postgres").path, ["serve", "--postgres", schemaURL],
                                    queries: queries, seconds: seconds, in: directory)
             let cli = try perProcess(queries) { query in
                 [binaries.appendingPathComponent("searchlight-postgres").path, "search", "--postgres", schemaURL, "--limit", "20", "--format", "json"]
                     + (query.asYouType ? ["--prefix"] : []) + ["--", query.text]
             }
             figures += report(scenario, "PostgreSQL", floor: floor, served: served, cli: cli, queries: queries.count)
+            figures += reportFew(scenario, "PostgreSQL", floor: floorFew, served: servedFew)
             try await PostgresScenario.dropSchemas(url, [schema])
         } else {
             FileHandle.standardError.write(Data("scenario 16 on PostgreSQL skipped: no --postgres\n".utf8))
@@ -94,8 +104,20 @@ enum HTTPScenario {
         return figures
     }
 
+    static func reportFew(_ scenario: String, _ engine: String, floor: Load, served: Load) -> [Figure] {
+        FileHandle.standardError.write(Data("scenario 16, \(engine), \(few) connections: in-process \(Int(floor.throughput))/s p50 \(floor.p50) p99 \(floor.p99); HTTP \(Int(served.throughput))/s p50 \(served.p50) p99 \(served.p99), \(served.failures) not 200\n".utf8))
+        return [
+            Figure(scenario, "\(engine): searches a second over HTTP, \(few) connections (one a core: no queue)", unit: "/s", ours: served.throughput,
+                   baseline: floor.throughput, baselineName: "in-process on \(few) threads"),
+            Figure(scenario, "\(engine): HTTP p50, \(few) connections", unit: "ms", ours: served.p50, baseline: floor.p50, baselineName: "in-process on \(few) threads"),
+            Figure(scenario, "\(engine): HTTP p99, \(few) connections", unit: "ms", ours: served.p99, baseline: floor.p99, baselineName: "in-process on \(few) threads",
+                   target: "≤ 50 ms", met: served.p99 <= 50),
+        ]
+    }
+
     /// The floor: `body` on 32 threads for `seconds`, each thread starting at its own place in the mix.
-    static func inProcess(_ queries: [PostgresSearchScale.Query], seconds: Int, _ body: @escaping @Sendable (PostgresSearchScale.Query) throws -> Void) throws -> Load {
+    static func inProcess(_ queries: [PostgresSearchScale.Query], seconds: Int, threads connections: Int = connections,
+                          _ body: @escaping @Sendable (PostgresSearchScale.Query) throws -> Void) throws -> Load {
         for query in queries { try body(query) } // warm
         let deadline = ContinuousClock.now + .seconds(seconds)
         let results = Mutex<[[Double]]>([])
@@ -123,7 +145,8 @@ enum HTTPScenario {
         return Load(throughput: Double(all.count) / Double(seconds), p50: p.p50, p99: p.p99, requests: all.count, failures: 0, rss: [])
     }
 
-    static func inProcessAsync(_ queries: [PostgresSearchScale.Query], seconds: Int, _ body: @escaping @Sendable (PostgresSearchScale.Query) async throws -> Void) async throws -> Load {
+    static func inProcessAsync(_ queries: [PostgresSearchScale.Query], seconds: Int, tasks connections: Int = connections,
+                               _ body: @escaping @Sendable (PostgresSearchScale.Query) async throws -> Void) async throws -> Load {
         for query in queries { try await body(query) }
         let deadline = ContinuousClock.now + .seconds(seconds)
         let all = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -150,7 +173,7 @@ enum HTTPScenario {
 
     /// Starts a server (`--port 0`), warms it with the mix once, loads it with `wrk` for
     /// `seconds` while sampling its RSS, then stops it.
-    static func serve(_ binary: String, _ arguments: [String], queries: [PostgresSearchScale.Query], seconds: Int, in directory: URL) throws -> Load {
+    static func serve(_ binary: String, _ arguments: [String], queries: [PostgresSearchScale.Query], seconds: Int, in directory: URL) throws -> (Load, Load) {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: binary)
         server.arguments = arguments + ["--port", "0", "--max-concurrent-searches", "64"]
@@ -198,6 +221,13 @@ enum HTTPScenario {
         }
         sampler.start()
         let output = try wrk(["-t2", "-c\(connections)", "-d\(seconds)s", "--latency", "-s", script.path, base])
+        var load = try Self.load(output)
+        load.rss = samples.withLock { $0 }
+        let unqueued = try Self.load(try wrk(["-t\(few)", "-c\(few)", "-d20s", "--latency", "-s", script.path, base]))
+        return (load, unqueued)
+    }
+
+    static func load(_ output: String) throws -> Load {
         guard let rate = output.firstMatch(of: /Requests\/sec:\s+([\d.]+)/).flatMap({ Double($0.output.1) }),
               let p50 = latency(output, "50%"), let p99 = latency(output, "99%"),
               let requests = output.firstMatch(of: /(\d+) requests in/).flatMap({ Int($0.output.1) }) else {
@@ -206,7 +236,7 @@ enum HTTPScenario {
         let failures = output.firstMatch(of: /Non-2xx or 3xx responses: (\d+)/).flatMap { Int($0.output.1) } ?? 0
         let socketErrors = output.firstMatch(of: /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/)
             .map { Int($0.output.1)! + Int($0.output.2)! + Int($0.output.3)! + Int($0.output.4)! } ?? 0
-        return Load(throughput: rate, p50: p50, p99: p99, requests: requests, failures: failures + socketErrors, rss: samples.withLock { $0 })
+        return Load(throughput: rate, p50: p50, p99: p99, requests: requests, failures: failures + socketErrors, rss: [])
     }
 
     /// wrk's "  99%   12.34ms" line, in milliseconds.
