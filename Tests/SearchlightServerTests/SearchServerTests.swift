@@ -72,6 +72,60 @@ struct SearchServerTests {
         }
     }
 
+    /// A cursor is an offset into the ranking of the moment. While writers insert matching
+    /// notes (3 before each page, and another task writing all along), every page answers, and
+    /// every note that was there from the start is on some page: an insert ranked ahead of the
+    /// cursor pushes the rest later (seen twice), never past it.
+    @Test func pagingByCursorWhileWritersInsert() async throws {
+        let (service, _database) = try await Self.service()
+        _ = _database
+        let store = service.store
+        let app = Application(router: try await SearchServer(service: service).router())
+        let writing = Task {
+            var next = 1_000
+            while !Task.isCancelled {
+                let id = next
+                try await store.write(author: "writer") { db in
+                    try db.execute(sql: "INSERT INTO notes(id, title, body, tags) VALUES (?, ?, ?, 'acme')",
+                                   arguments: [id, "Kernel note \(id)", "the kernel panics \(id)"])
+                }
+                try Indexer(store: store).indexPendingChanges()
+                next += 1
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        defer { writing.cancel() }
+        try await app.test(.router) { client in
+            var inserted = 100
+            var seen: [Int] = []
+            var cursor: String? = nil
+            var pages = 0
+            repeat {
+                try await client.execute(uri: "/v1/search?q=kernel&limit=7" + (cursor.map { "&cursor=\($0)" } ?? ""), method: .get) { response in
+                    #expect(response.status == .ok)
+                    let page = try Self.object(response)
+                    seen += (page["hits"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+                    cursor = page["cursor"] as? String
+                }
+                pages += 1
+                // Three more matching notes before the next page.
+                let first = inserted
+                try await store.write(author: "app") { db in
+                    for id in first..<first + 3 {
+                        try db.execute(sql: "INSERT INTO notes(id, title, body, tags) VALUES (?, ?, ?, 'acme')",
+                                       arguments: [id, "Kernel note \(id)", "the kernel panics \(id)"])
+                    }
+                }
+                inserted += 3
+                try Indexer(store: store).indexPendingChanges()
+            } while cursor != nil && pages < 400
+            #expect(cursor == nil, "the pages ended")
+            let missing = Set(1...30).subtracting(seen)
+            #expect(missing.isEmpty, "notes there from the start, never paged: \(missing.sorted())")
+            print("paging while writers insert: \(pages) pages, \(seen.count) hits, \(Set(seen).count) distinct")
+        }
+    }
+
     @Test func eachParameterIsHonoured() async throws {
         let (app, _database) = try await Self.application()
         _ = _database
