@@ -299,8 +299,7 @@ enum PageAssets {
   function typed() {
     state.q = input.value;
     clearTimeout(timer);
-    timer = setTimeout(() => search(false), DEBOUNCE_MS);
-    suggest();
+    timer = setTimeout(() => { search(false); suggest(); }, DEBOUNCE_MS); // one search and one suggestion per pause
   }
 
   // ---- suggestions (a combobox's listbox) ----

@@ -76,6 +76,21 @@ struct PostgresSearchServiceTests {
                     let status = try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
                     #expect((status["sources"] as? [[String: Any]])?.count == 2)
                 }
+                // The search page over PostgreSQL, without JavaScript: sources are a facet, each
+                // hit says its source, and a source's link keeps to it.
+                try await client.execute(uri: "/?q=kernel", method: .get, headers: operatorHeaders) { response in
+                    let html = String(buffer: response.body)
+                    #expect(html.contains("24 results for “<bdi>kernel</bdi>”"), "\(html.prefix(3_000))")
+                    #expect(html.contains("<h2>source</h2>") && html.contains(#"<a href="/?q=kernel&amp;source=globex">globex"#))
+                    #expect(html.contains("<p class=\"meta\"><bdi>acme · Note · "))
+                }
+                try await client.execute(uri: "/?q=kernel&source=globex", method: .get, headers: tenant) { response in
+                    #expect(response.status == .forbidden, "a tenant's page keeps to its sources too")
+                }
+                try await client.execute(uri: "/?q=kernel", method: .get, headers: tenant) { response in
+                    let html = String(buffer: response.body)
+                    #expect(html.contains("12 results") && !html.contains("globex ·"))
+                }
             }
         }
         _ = databases
