@@ -33,7 +33,8 @@ struct OpenAPIDocumentTests {
         #expect(try Self.parameters("/v1/suggest") == ["q", "limit", "typos"])
         #expect(try Self.parameters("/v1/status").isEmpty)
         let paths = try #require(Self.document["paths"] as? [String: Any])
-        #expect(Set(paths.keys) == ["/v1/search", "/v1/suggest", "/v1/status", "/healthz"])
+        #expect(Set(paths.keys) == ["/", "/v1/search", "/v1/suggest", "/v1/status", "/healthz"])
+        #expect(try Self.parameters("/") == ["q", "filter", "entity", "source", "cursor"], "the page's own parameters (PageState)")
     }
 
     @Test func realAnswersHoldWhatTheDocumentRequires() async throws {
