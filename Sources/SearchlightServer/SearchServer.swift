@@ -210,17 +210,20 @@ public struct SearchServer: Sendable {
         }
     }
 
-    /// The service's search; a tenant's failure does not name the model's entities or
-    /// attributes (its token's filter may name an attribute that some entity lacks).
+    /// The service's search; a tenant's failure does not name the model's entities, attributes
+    /// or columns (its token's filter may name an attribute that some entity lacks, and a facet's
+    /// error lists the declared attributes): it says what was refused, and no more.
     func search(_ request: SearchRequest, caller: Caller) async throws -> ServedPage {
         let result: Result<ServedPage, SearchlightError>
         do { result = .success(try await service.search(request)) } catch { result = .failure(error) }
-        guard case let .failure(error) = result, case .tenant = caller, error.code == .invalidFilter || error.code == .unknownEntity else {
+        guard case let .failure(error) = result, case .tenant = caller, error.code != .invalidQuery, ServerError(error).status == .badRequest else {
             return try result.get()
         }
-        throw SearchlightError(error.code, error.code == .unknownEntity
-            ? "unknown entity: this tenant token searches none of that name"
-            : "the filter does not apply to the searched entities (an attribute it names is not theirs)")
+        switch error.code {
+        case .unknownEntity: throw SearchlightError(error.code, "unknown entity: this tenant token searches none of that name")
+        case .invalidFilter: throw SearchlightError(error.code, "the filter does not apply to the searched entities (an attribute it names is not theirs)")
+        default: throw SearchlightError(error.code, "the search was refused: check its entity, facets and filter (a tenant's errors name nothing of the model)")
+        }
     }
 
     // MARK: - The search page
@@ -341,7 +344,7 @@ public struct SearchServer: Sendable {
         search.asYouType = try Self.flag(query["prefix"], name: "prefix")
         search.typos = try Self.typos(query["typos"])
         if let filter = query["filter"], !filter.isEmpty {
-            search.filter = try SearchFilter(parsing: try text(filter, name: "filter", maximum: limits.maximumFilterLength))
+            search.filter = try Self.filter(try text(filter, name: "filter", maximum: limits.maximumFilterLength))
         }
         search.facets = query.all("facet")
         if search.facets.count > SearchFacet.maximumFacets {
@@ -387,6 +390,13 @@ public struct SearchServer: Sendable {
             }
         }
         return search
+    }
+
+    /// A filter as the HTTP API takes it: the grammar's, without NUL characters (SQLite would
+    /// compare text only up to its first NUL: `'acme\0x'` would match `'acme'`).
+    static func filter(_ text: String) throws(SearchlightError) -> SearchFilter {
+        if text.utf8.contains(0) { throw SearchlightError(.invalidFilter, "invalid filter: it holds a NUL character") }
+        return try SearchFilter(parsing: text)
     }
 
     func text(_ value: String, name: String, maximum: Int) throws(SearchlightError) -> String {

@@ -90,7 +90,7 @@ struct Access: Sendable {
             throw ServerError(.unauthorized, "invalid tenant token: it must restrict what its bearer sees (a filter claim, or on PostgreSQL a sources claim)")
         }
         do {
-            let filter = try token.filter.map { try SearchFilter(parsing: $0) }
+            let filter = try token.filter.map { try SearchServer.filter($0) }
             return .tenant(filter: filter, sources: token.sources.map(Set.init))
         } catch {
             let reason = (error as? SearchlightError)?.message ?? "\(error)"

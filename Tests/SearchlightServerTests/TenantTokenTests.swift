@@ -81,6 +81,20 @@ struct TenantTokenTests {
                 #expect(response.status == .badRequest)
                 #expect(!String(buffer: response.body).contains("Note"), "\(String(buffer: response.body))")
             }
+            // A facet the model lacks: the facet's error would list the declared attributes.
+            try await client.execute(uri: "/v1/search?q=kernel&facet=zzz", method: .get, headers: [.authorization: "Bearer \(acme)"]) { response in
+                #expect(response.status == .badRequest)
+                #expect(!String(buffer: response.body).contains("tags"), "\(String(buffer: response.body))")
+            }
+            // A NUL would end the text SQLite compares: 'acme\0x' would match 'acme'.
+            try await client.execute(uri: "/v1/search?q=kernel&filter=tags+%3D+%27acme%00globex%27", method: .get, headers: [.authorization: "Bearer \(SearchServerTests.key)"]) { response in
+                #expect(response.status == .badRequest)
+                #expect(String(buffer: response.body).contains("NUL"))
+            }
+            let nul = try await keys.sign(TenantToken(expires: Date().addingTimeInterval(600), filter: "tags = 'acme\u{0}globex'"))
+            try await client.execute(uri: "/v1/search?q=kernel", method: .get, headers: [.authorization: "Bearer \(nul)"]) { response in
+                #expect(response.status == .unauthorized)
+            }
             // The key's holder still gets the whole message.
             try await client.execute(uri: "/v1/search?q=kernel&entity=Secret", method: .get, headers: [.authorization: "Bearer \(SearchServerTests.key)"]) { response in
                 #expect(String(buffer: response.body).contains("Note"))
@@ -115,6 +129,10 @@ struct TenantTokenTests {
                 #expect(response.status == .badRequest)
                 #expect(response.body.readableBytes < 20_000, "\(response.body.readableBytes) bytes")
                 #expect(String(buffer: response.body).contains("at most 16 filters"))
+            }
+            try await client.execute(uri: "/?q=kernel&q=other", method: .get) { response in
+                #expect(response.status == .badRequest)
+                #expect(String(buffer: response.body).contains("given more than once"))
             }
             let few = String(repeating: "&filter=tags%3D%27acme%27", count: 16)
             try await client.execute(uri: "/?q=kernel" + few, method: .get) { response in

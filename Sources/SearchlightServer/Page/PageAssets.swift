@@ -115,7 +115,7 @@ enum PageAssets {
     clear(chips);
     const add = (label, next) => {
       const li = element("li");
-      li.appendChild(element("span", label));
+      li.appendChild(element("bdi", label));
       li.appendChild(document.createTextNode(" "));
       const a = link("×", next);
       a.setAttribute("aria-label", "Remove " + label);
@@ -135,7 +135,8 @@ enum PageAssets {
       const ul = element("ul");
       items.forEach((item) => {
         const li = element("li");
-        const target = item.next ? link(item.label, item.next) : element("span", item.label);
+        const target = item.next ? link("", item.next) : element("span");
+        target.appendChild(element("bdi", item.label));
         if (item.selected) { target.setAttribute("aria-current", "true"); target.classList.add("selected"); }
         target.appendChild(document.createTextNode(" "));
         target.appendChild(element("span", count(item.count, false), { class: "count" }));

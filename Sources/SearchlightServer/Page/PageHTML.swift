@@ -92,7 +92,7 @@ struct PageHTML {
     func chips(_ state: PageState) -> String {
         var html = ""
         func chip(_ label: String, _ next: PageState) {
-            html += "<li><span>\(Self.escape(label))</span> <a href=\"\(Self.escape(next.url()))\" aria-label=\"Remove \(Self.escape(label))\">×</a></li>"
+            html += "<li><bdi>\(Self.escape(label))</bdi> <a href=\"\(Self.escape(next.url()))\" aria-label=\"Remove \(Self.escape(label))\">×</a></li>"
         }
         for filter in state.filters { chip(filter, state.toggling(filter: filter)) }
         for entity in state.entities { chip("entity: \(entity)", state.toggling(entity: entity)) }
@@ -108,9 +108,9 @@ struct PageHTML {
             for item in items {
                 let count = item.count.map { " <span class=\"count\">\(PageView.count($0, atLeast: false))</span>" } ?? ""
                 if let next = item.next {
-                    html += "<li><a href=\"\(Self.escape(next.url()))\"\(item.selected ? " aria-current=\"true\" class=\"selected\"" : "")>\(Self.escape(item.label))\(count)</a></li>"
+                    html += "<li><a href=\"\(Self.escape(next.url()))\"\(item.selected ? " aria-current=\"true\" class=\"selected\"" : "")><bdi>\(Self.escape(item.label))</bdi>\(count)</a></li>"
                 } else {
-                    html += "<li><span>\(Self.escape(item.label))\(count)</span></li>"
+                    html += "<li><span><bdi>\(Self.escape(item.label))</bdi>\(count)</span></li>"
                 }
             }
             html += "</ul></section>"

@@ -11,6 +11,8 @@ struct PageState: Sendable, Equatable {
     var entities: [String] = []
     var sources: [String] = []
     var cursor: String?
+    /// A parameter the URL gives twice that the page takes once.
+    var repeated: String?
 
     init(text: String = "", filters: [String] = [], entities: [String] = [], sources: [String] = [], cursor: String? = nil) {
         self.text = text
@@ -20,7 +22,11 @@ struct PageState: Sendable, Equatable {
         self.cursor = cursor
     }
 
+    /// Parameters the page takes once.
+    static let single = ["q", "cursor"]
+
     init(_ query: QueryString) {
+        repeated = Self.single.first { name in query.all(name).count > 1 }
         text = query["q"] ?? ""
         filters = query.all("filter").filter { !$0.isEmpty }
         entities = query.all("entity").filter { !$0.isEmpty }
@@ -34,6 +40,7 @@ struct PageState: Sendable, Equatable {
     /// Why the page refuses this state, before it renders anything of it (each link of a page
     /// repeats its filters), or nil.
     func refusal(_ limits: SearchServer.Limits) -> String? {
+        if let repeated { return "parameter \"\(repeated)\" is given more than once" }
         if text.count > limits.maximumQueryLength {
             return "q is \(text.count) characters long; at most \(limits.maximumQueryLength) are allowed"
         }

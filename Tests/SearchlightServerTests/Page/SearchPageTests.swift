@@ -25,7 +25,7 @@ struct SearchPageTests {
 
     /// The `href` of every link whose text starts with `label`.
     static func links(_ html: String, _ label: String) -> [String] {
-        html.matches(of: /<a [^>]*href="([^"]*)"[^>]*>([^<]*)/).filter { $0.output.2.hasPrefix(label) }
+        html.matches(of: /<a [^>]*href="([^"]*)"[^>]*>(.*?)<\/a>/).filter { $0.output.2.replacing(/<[^>]*>/, with: "").hasPrefix(label) }
             .map { String($0.output.1).replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'") }
     }
 
