@@ -131,7 +131,7 @@ public struct SearchServer: Sendable {
             throw ServerError(.busy, "too many searches at once; try again shortly", retryAfter: 1)
         }
         let timeout = configuration.limits.requestTimeout
-        let outcome = Outcome<T>()
+        let outcome = RequestOutcome<T>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 outcome.start(continuation)
@@ -148,54 +148,6 @@ public struct SearchServer: Sendable {
             }
         } onCancel: {
             outcome.cancel()
-        }
-    }
-
-    /// The first of a request's outcomes (its answer, its timeout, its cancellation) resumes it.
-    final class Outcome<T: Sendable>: Sendable {
-        private struct State {
-            var continuation: CheckedContinuation<T, any Error>?
-            var timer: Task<Void, Never>?
-            var work: Task<Void, Never>?
-            var cancelled = false
-        }
-        private let state = Mutex(State())
-
-        func start(_ continuation: CheckedContinuation<T, any Error>) {
-            let cancelled = state.withLock { state in
-                state.continuation = continuation
-                return state.cancelled
-            }
-            if cancelled { finish(.failure(CancellationError())) }
-        }
-
-        func timer(_ timer: Task<Void, Never>, work: Task<Void, Never>) {
-            let done = state.withLock { state in
-                (state.timer, state.work) = (timer, work)
-                return state.continuation == nil
-            }
-            if done { timer.cancel() }
-        }
-
-        /// Resumes the request unless something else did first; true if this did.
-        @discardableResult
-        func finish(_ result: Result<T, any Error>) -> Bool {
-            let (continuation, timer) = state.withLock { state in
-                defer { state.continuation = nil }
-                return (state.continuation, state.timer)
-            }
-            guard let continuation else { return false }
-            timer?.cancel()
-            continuation.resume(with: result)
-            return true
-        }
-
-        func cancel() {
-            let work = state.withLock { state in
-                state.cancelled = true
-                return state.work
-            }
-            if finish(.failure(CancellationError())) { work?.cancel() }
         }
     }
 
@@ -428,79 +380,5 @@ public struct SearchServer: Sendable {
             throw SearchlightError(.invalidArgument, "invalid typos \"\(UserText.shown(value))\": use on or off")
         }
         return typos
-    }
-}
-
-/// What the router itself refuses (a path or method the API does not have) as the API's JSON
-/// errors, not Hummingbird's empty bodies.
-struct JSONErrors<Context: RequestContext>: RouterMiddleware {
-    let server: SearchServer
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as HTTPResponseError {
-            let code = error.status == .notFound ? "not-found" : error.status == .methodNotAllowed ? "method-not-allowed" : "http-\(error.status.code)"
-            let message = error.status == .notFound || error.status == .methodNotAllowed
-                ? "no such endpoint: \(request.method) \(UserText.shown(request.uri.path)) (the API: GET /v1/search, /v1/suggest, /v1/status, /healthz; the search page: GET /)"
-                : "the request was refused (\(error.status.code))"
-            return server.failure(ServerError(status: error.status, code: code, message: message))
-        }
-    }
-}
-
-/// How many requests may run at once: a place is taken or refused at once, never queued.
-final class Gate: Sendable {
-    let limit: Int
-    private let running = Mutex(0)
-
-    init(limit: Int) { self.limit = max(limit, 1) }
-
-    func enter() -> Bool {
-        running.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    func leave() { running.withLock { $0 -= 1 } }
-}
-
-/// The opaque cursor of the next page: its offset, and a fingerprint of the search's other
-/// parameters, so that a cursor sent with another search is refused.
-struct Cursor {
-    var offset: Int
-    var fingerprint: UInt64
-
-    init(offset: Int, query: QueryString) {
-        self.offset = offset
-        fingerprint = Self.fingerprint(query)
-    }
-
-    init?(encoded: String) {
-        var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard encoded.count <= 64, let data = Data(base64Encoded: base64) else { return nil }
-        let parts = String(decoding: data, as: UTF8.self).split(separator: ":")
-        guard parts.count == 3, parts[0] == "1", let offset = Int(parts[1]), offset >= 0, let fingerprint = UInt64(parts[2], radix: 16) else { return nil }
-        self.offset = offset
-        self.fingerprint = fingerprint
-    }
-
-    var encoded: String {
-        Data("1:\(offset):\(String(fingerprint, radix: 16))".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    /// FNV-1a of the parameters but `cursor`, in order.
-    static func fingerprint(_ query: QueryString) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for (name, value) in query.pairs where name != "cursor" {
-            for byte in Array(name.utf8) + [0] + Array(value.utf8) + [1] {
-                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            }
-        }
-        return hash
     }
 }
