@@ -60,7 +60,7 @@ import SearchlightTestSupport
     static func waitForFile(_ path: String, while running: CLI.Running? = nil) async {
         let deadline = Date().addingTimeInterval(120)
         while !FileManager.default.fileExists(atPath: path), running?.process.isRunning ?? true, Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+            await sleepUncancelled(for: .milliseconds(5))
         }
     }
 

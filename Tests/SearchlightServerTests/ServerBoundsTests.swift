@@ -15,16 +15,28 @@ import Glibc
 /// once but keeps its place until its work ends, and a client that trickles its request head is
 /// closed.
 struct ServerBoundsTests {
-    /// A service whose searches run until released (its work goes on after the request gave up).
+    /// A service whose searches run until released, cancelled or not, as blocking work does.
+    /// They wait suspended (never spinning: a loop of cancelled sleeps would hold one of the
+    /// cooperative pool's threads, two on a 2-core machine, until released).
     final class HeldService: SearchService {
-        let started = AsyncStream<Void>.makeStream()
-        let released = Mutex(false)
+        private let state = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+        func release() {
+            let waiting = state.withLock { state in
+                state.released = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
 
         func search(_ request: SearchRequest) async throws(SearchlightError) -> ServedPage {
-            started.continuation.yield()
-            // Blocking work does not stop when its request is cancelled: nor does this.
-            while !released.withLock({ $0 }) {
-                try? await Task.sleep(for: .milliseconds(5))
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state in
+                    if !state.released { state.waiting.append(continuation) }
+                    return state.released
+                }
+                if now { continuation.resume() }
             }
             return ServedPage(body: ["done": true])
         }
@@ -50,7 +62,7 @@ struct ServerBoundsTests {
                 #expect(response.status == .serviceUnavailable)
                 #expect(String(buffer: response.body).contains("too many searches at once"))
             }
-            service.released.withLock { $0 = true }
+            service.release()
             // Once it ends, its place is free again (waited for by asking, never by sleeping alone).
             var status: HTTPResponse.Status = .serviceUnavailable
             for _ in 0..<2_000 where status != .ok {
@@ -65,7 +77,7 @@ struct ServerBoundsTests {
     /// (the idle timeout never fires: bytes keep coming).
     @Test func aClientTricklingItsRequestHeadIsClosed() async throws {
         let service = HeldService()
-        service.released.withLock { $0 = true }
+        service.release()
         var configuration = SearchServer.Configuration()
         configuration.port = 0
         configuration.limits.requestHeadTimeout = .milliseconds(500)

@@ -90,7 +90,7 @@ package enum Subprocess {
                 let finished = isFinished // read before the output: what follows is all there is
                 if condition(stdout, stderr) { return true }
                 if finished || ContinuousClock.now >= deadline { return false }
-                try? await Task.sleep(for: .milliseconds(10))
+                await sleepUncancelled(for: .milliseconds(10))
             }
         }
 
@@ -133,10 +133,10 @@ package enum Subprocess {
                     process.terminate()
                     return Result(status: -1, stdout: stdout, stderr: stderr + "\n[the test gave up waiting for the process after \(Int(timeout)) s]")
                 }
-                try? await Task.sleep(for: .milliseconds(10))
+                await sleepUncancelled(for: .milliseconds(10))
             }
             while drained.wait(timeout: .now()) != .success, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(10))
+                await sleepUncancelled(for: .milliseconds(10))
             }
             return Result(status: status ?? process.terminationStatus, stdout: stdout, stderr: stderr)
         }

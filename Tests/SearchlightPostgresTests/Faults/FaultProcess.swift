@@ -1,4 +1,5 @@
 import Foundation
+import SearchlightTestSupport
 import Synchronization
 
 /// A child process of a fault test (the `searchlight`, `searchlight-postgres` and
@@ -95,7 +96,7 @@ final class FaultProcess: Sendable {
             let finished = isFinished
             if condition(stdout, stderr) { return true }
             if finished || ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(10))
+            await sleepUncancelled(for: .milliseconds(10))
         }
     }
 
