@@ -81,7 +81,7 @@ struct PostgresSearchServiceTests {
                 try await client.execute(uri: "/?q=kernel", method: .get, headers: operatorHeaders) { response in
                     let html = String(buffer: response.body)
                     #expect(html.contains("24 results for “<bdi>kernel</bdi>”"), "\(html.prefix(3_000))")
-                    #expect(html.contains("<h2>source</h2>") && html.contains(#"<a href="/?q=kernel&amp;source=globex">globex"#))
+                    #expect(html.contains("<h2>source</h2>") && html.contains(#"<a href="/?q=kernel&amp;source=globex"><bdi>globex</bdi>"#))
                     #expect(html.contains("<p class=\"meta\"><bdi>acme · Note · "))
                 }
                 try await client.execute(uri: "/?q=kernel&source=globex", method: .get, headers: tenant) { response in
