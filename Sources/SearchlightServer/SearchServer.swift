@@ -212,7 +212,7 @@ public struct SearchServer: Sendable {
             let message = failure.status == .unauthorized
                 ? "This server needs an API key or a tenant token: enter it below, and the page sends it with each search."
                 : failure.message
-            return page(html.render(state, notice: .init(message: UserText.oneLine(message), needsKey: failure.status == .unauthorized)), status: failure.status)
+            return page(html.render(state, notice: .init(message: UserText.oneLine(message))), status: failure.status)
         }
     }
 

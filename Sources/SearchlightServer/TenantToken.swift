@@ -60,21 +60,19 @@ struct Access: Sendable {
         }
         let credential = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         if Self.constantTimeEqual(credential, apiKey) { return .operator }
-        guard credential.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
+        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else {
             throw ServerError(.unauthorized, "invalid credentials: neither the API key nor a tenant token")
         }
         // A key written twice in the header or the claims may be read differently by the
         // issuer's parser and this one: refused.
-        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
-        for part in parts.prefix(2) {
-            guard let json = Self.base64URLDecoded(part), JSONObjectKeys.haveDuplicates(json) == false else {
-                throw ServerError(.unauthorized, "invalid tenant token: its header or claims are not JSON, or repeat a key")
-            }
+        let decoded = parts.prefix(2).map(Self.base64URLDecoded)
+        guard let headerJSON = decoded[0], let claimsJSON = decoded[1],
+              JSONObjectKeys.haveDuplicates(headerJSON) == false, JSONObjectKeys.haveDuplicates(claimsJSON) == false else {
+            throw ServerError(.unauthorized, "invalid tenant token: its header or claims are not JSON, or repeat a key")
         }
         // Only HS256, as the header says it (jwt-kit verifies with the key's own algorithm).
-        let header = parts[0]
-        guard let headerJSON = Self.base64URLDecoded(header),
-              let fields = try? JSONSerialization.jsonObject(with: headerJSON) as? [String: Any], fields["alg"] as? String == "HS256",
+        guard let fields = try? JSONSerialization.jsonObject(with: headerJSON) as? [String: Any], fields["alg"] as? String == "HS256",
               fields["crit"] == nil else {
             throw ServerError(.unauthorized, "invalid tenant token: its header must say alg HS256")
         }

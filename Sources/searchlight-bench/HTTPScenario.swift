@@ -186,10 +186,10 @@ enum HTTPScenario {
         var said = ""
         while !said.contains("Serving http://") {
             let data = errors.fileHandleForReading.availableData
-            if data.isEmpty { throw BenchError("\(binary) stopped before serving: \(said)") }
+            if data.isEmpty { throw Corpus.Failure(description: "\(binary) stopped before serving: \(said)") }
             said += String(decoding: data, as: UTF8.self)
         }
-        guard let match = said.firstMatch(of: /Serving http:\/\/127\.0\.0\.1:(\d+)\//), let port = Int(match.output.1) else { throw BenchError("no port in: \(said)") }
+        guard let match = said.firstMatch(of: /Serving http:\/\/127\.0\.0\.1:(\d+)\//), let port = Int(match.output.1) else { throw Corpus.Failure(description: "no port in: \(said)") }
         // Keep reading its stderr so that it never blocks on a full pipe.
         errors.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
         let paths = queries.map { query in
@@ -215,7 +215,7 @@ enum HTTPScenario {
         let sampler = Thread {
             let deadline = ContinuousClock.now + .seconds(seconds)
             while ContinuousClock.now < deadline {
-                if let rss = residentMegabytes(server.processIdentifier) { samples.withLock { $0.append(rss) } }
+                if let rss = try? FleetScenario.memory(server.processIdentifier).rss { samples.withLock { $0.append(rss) } }
                 Thread.sleep(forTimeInterval: max(1, Double(seconds) / 30))
             }
         }
@@ -231,7 +231,7 @@ enum HTTPScenario {
         guard let rate = output.firstMatch(of: /Requests\/sec:\s+([\d.]+)/).flatMap({ Double($0.output.1) }),
               let p50 = latency(output, "50%"), let p99 = latency(output, "99%"),
               let requests = output.firstMatch(of: /(\d+) requests in/).flatMap({ Int($0.output.1) }) else {
-            throw BenchError("unreadable wrk output: \(output)")
+            throw Corpus.Failure(description: "unreadable wrk output: \(output)")
         }
         let failures = output.firstMatch(of: /Non-2xx or 3xx responses: (\d+)/).flatMap { Int($0.output.1) } ?? 0
         let socketErrors = output.firstMatch(of: /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/)
@@ -251,46 +251,16 @@ enum HTTPScenario {
     }
 
     static func wrk(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["wrk"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchError("wrk failed (is Debian's wrk installed?): \(String(decoding: data, as: UTF8.self))") }
-        return String(decoding: data, as: UTF8.self)
+        try Instructions.output(["/usr/bin/env", "wrk"] + arguments) // (Debian's wrk)
     }
 
     /// Milliseconds per search through the CLI, a process each, for 40 queries of the mix.
     static func perProcess(_ queries: [PostgresSearchScale.Query], command: (PostgresSearchScale.Query) -> [String]) throws -> [Double] {
         let chosen = stride(from: 0, to: queries.count, by: max(1, queries.count / 40)).prefix(40).map { queries[$0] }
         return try chosen.map { query in
-            let arguments = command(query)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: arguments[0])
-            process.arguments = Array(arguments.dropFirst())
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
             let start = ContinuousClock.now
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw BenchError("\(arguments.joined(separator: " ")) failed") }
+            _ = try Instructions.output(command(query))
             return (ContinuousClock.now - start).seconds * 1000
         }
     }
-
-    static func residentMegabytes(_ pid: Int32) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
-        return kilobytes / 1024
-    }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

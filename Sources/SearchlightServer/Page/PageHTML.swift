@@ -10,7 +10,6 @@ struct PageHTML {
     /// A line above the results: an error, or a server that needs a key.
     struct Notice {
         var message: String
-        var needsKey = false
     }
 
     var title: String

@@ -254,37 +254,32 @@ try:
         assert len(set(ids)) == 30, "no hit twice"
         assert not js.find_element(By.ID, "more").is_displayed(), "no more after the last page"
 
-    @check("Chinese and Japanese through an input method: no search on half-composed text")
-    def composition():
-        js.get(BASE + "/")
-        ready(js)
-        box = js.find_element(By.ID, "q")
+    def compose(box, steps, committed):
+        """Composes `steps` as an input method shows them, then commits `committed`: no search
+        is sent before the commit, then exactly one, for the committed word, which finds it."""
+        box.clear()
         box.click()
         before = len(searches(js))
-        # Pinyin, then candidates, as an input method shows them while composing.
-        for text in ("s", "sh", "shu", "shuju", "数据"):
+        for text in steps:
             js.execute_cdp_cmd("Input.imeSetComposition", {"text": text, "selectionStart": len(text), "selectionEnd": len(text)})
             wait(js, lambda d: box.get_attribute("value") == text, f"the composition {text!r}")
         # Longer than the debounce: a search would have been sent by now.
         js.execute_script("return new Promise(r => setTimeout(r, 600))")
         assert len(searches(js)) == before, f"searches sent while composing: {searches(js)[before:]}"
-        js.execute_cdp_cmd("Input.insertText", {"text": "数据库"})
-        wait(js, lambda d: "for “数据库”" in status(d), f"the composed word's results (now {status(js)!r})")
+        js.execute_cdp_cmd("Input.insertText", {"text": committed})
+        wait(js, lambda d: f"for “{committed}”" in status(d), f"the composed word's results (now {status(js)!r})")
         sent = searches(js)[before:]
-        assert sent == ["数据库"], sent
-        assert "数据库" in js.find_element(By.CSS_SELECTOR, "#hits .hit").text
+        assert sent == [committed], sent
+        assert committed in js.find_element(By.CSS_SELECTOR, "#hits .hit").text
+
+    @check("Chinese and Japanese through an input method: no search on half-composed text")
+    def composition():
+        js.get(BASE + "/")
+        ready(js)
+        box = js.find_element(By.ID, "q")
+        compose(box, ("s", "sh", "shu", "shuju", "数据"), "数据库")  # pinyin, then candidates
         js.save_screenshot(os.path.join(args.screenshots, "search-page-cjk.png"))
-        box.clear()
-        box.click()
-        before = len(searches(js))
-        for text in ("k", "ke", "けんさ", "検査", "検索"):
-            js.execute_cdp_cmd("Input.imeSetComposition", {"text": text, "selectionStart": len(text), "selectionEnd": len(text)})
-            wait(js, lambda d: box.get_attribute("value") == text, f"the composition {text!r}")
-        js.execute_script("return new Promise(r => setTimeout(r, 600))")
-        assert len(searches(js)) == before, f"searches sent while composing: {searches(js)[before:]}"
-        js.execute_cdp_cmd("Input.insertText", {"text": "検索"})
-        wait(js, lambda d: "for “検索”" in status(d), f"the composed word's results (now {status(js)!r})")
-        assert searches(js)[before:] == ["検索"], searches(js)[before:]
+        compose(box, ("k", "ke", "けんさ", "検査", "検索"), "検索")  # romaji, kana, then kanji
 
     @check("a bad filter in the URL says where, as one line, and the page still works")
     def bad_filter():
