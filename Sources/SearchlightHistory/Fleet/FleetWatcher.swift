@@ -19,6 +19,9 @@ final class FleetWatcher: Sendable {
         case members(Set<String>)
         /// Writes to a member's database or WAL file.
         case changed(String)
+        /// The fallback interval passed (with inotify): the fleet looks again at members whose
+        /// last look could not say for sure that it saw everything.
+        case tick
     }
 
     /// What the watcher's thread and ``drain()`` share: a read of the descriptor and the report
@@ -170,7 +173,7 @@ final class FleetWatcher: Sendable {
                 guard ready || rescanning else { continue }
                 reader.withLock { reader in
                     var events = ready ? pendingEvents(&reader) : []
-                    if rescanning { events += periodicRescan(&reader) }
+                    if rescanning { events += periodicRescan(&reader) + [.tick] }
                     if !events.isEmpty, !stopped.isSet { report(events) }
                 }
                 if rescanning { lastScan = now() }

@@ -342,4 +342,43 @@ import SearchlightTestSupport
         running.cancel()
         await running.value
     }
+
+    /// The known bug of stops 38 and 39: in loaded full runs a fleet sometimes never followed a
+    /// foreign write (a look that found nothing, and every recheck within the horizon too, then
+    /// nothing until the tenant's next write). Here the commit becomes visible only after the
+    /// horizon (shortened to 100 ms): the next tick of the fallback interval looks once more.
+    @Test func aCommitVisibleOnlyPastTheRecheckHorizonIsFollowedAtTheNextTick() async throws {
+        let directory = try Self.folder(["a.db"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let member = LateCommitMember()
+        var configuration = Fleet<LateCommitMember>.Configuration()
+        configuration.releaseIdleAfter = nil
+        configuration.recheckHorizon = .milliseconds(100)
+        configuration.fallbackInterval = .milliseconds(300)
+        let fleet = Fleet(glob: try DatabaseGlob(directory + "/*.db"), configuration: configuration) { _ throws(SearchlightError) in member }
+        let running = Task { await fleet.run() }
+        defer { running.cancel() }
+        try await withTimeout(600) {
+            while member.steps.withLock({ $0 }) == 0 || fleet.statistics().steps == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        // Not visible to any look the write sets off, until its rechecks have ended.
+        member.visibleAt.withLock { $0 = .now + .seconds(3_600) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/a.db"))
+        try handle.write(contentsOf: Data([1]))
+        try handle.close()
+        try await withTimeout(600) {
+            while fleet.statistics().unsureMembers == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let before = fleet.statistics()
+        member.visibleAt.withLock { $0 = .now }
+        do {
+            try await withTimeout(600) { while member.steps.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) } }
+        } catch {
+            Issue.record("never followed: \(member.looks.withLock { $0 }) looks; before \(before), now \(fleet.statistics())")
+        }
+        #expect(fleet.statistics().tickChecks == 1)
+        #expect(fleet.statistics().unsureMembers == 0)
+        running.cancel()
+        await running.value
+    }
 }
