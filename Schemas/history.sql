@@ -1,4 +1,4 @@
--- Searchlight history log: the tables HistoryStore creates (history schema version 2).
+-- Searchlight history log: the tables HistoryStore creates (history schema version 4).
 -- What the library creates must match this file: Tests/SearchlightHistoryTests/Capture/SchemaFilesTests.swift.
 -- Regenerate with: python3 Schemas/tools/generate.py
 
@@ -24,17 +24,21 @@ CREATE TABLE "searchlight_entity" (
   "table_name" TEXT NOT NULL
 );
 
--- The history log, append-only. A transaction is a header row (type 0) whose id is its
--- token, followed by its change rows (type 1 insert, 2 update, 3 delete; token = the header's
--- id). SQLite serializes writers, so a transaction's rows are contiguous and tokens strictly
--- increase in commit order. A new token is max(max(id), purgedThroughToken) + 1: never reused.
+-- The history log, append-only. A HistoryStore.write's transaction is a header row (type 0)
+-- whose id is its token, followed by its change rows (type 1 insert, 2 update, 3 delete;
+-- token = the header's id). Any other writer's change is a row of its own with token 0: a
+-- transaction whose token is its id, and which holds its own timestamp (capture triggers 8;
+-- a REPLACE's delete and insert share one: the insert's token is the delete's id). SQLite
+-- serializes writers, so a transaction's rows are contiguous and tokens strictly increase in
+-- commit order. Ids are SQLite's next rowid (a header's is max(max(id), purgedThroughToken) +
+-- 1), and cleanup never deletes the newest row: never reused.
 -- Reading after a token is one range scan of the rowid: no index is needed.
 -- Changes: object_id has no type affinity (INTEGER and TEXT keys keep their type);
 -- updated_columns (updates) is a JSON array of column names; tombstone (deletes) is a JSON
 -- object of the preserveOnDelete values (BLOBs as hex text).
--- Headers: timestamp in seconds since 1970 (informational: never used to order or
--- checkpoint); author, context and process_id are NULL for writes made outside
--- HistoryStore.write; open is 1 only inside an uncommitted HistoryStore.write.
+-- Timestamps in seconds since 1970 (informational: never used to order or checkpoint);
+-- author, context and process_id are NULL for writes made outside HistoryStore.write; open
+-- was 1 inside an uncommitted HistoryStore.write before capture triggers 8 (searchlight_open).
 CREATE TABLE "searchlight_log" (
   "id" INTEGER PRIMARY KEY,
   "token" INTEGER NOT NULL,
@@ -85,4 +89,11 @@ CREATE TABLE "searchlight_conflict" (
   "entity_id" INTEGER NOT NULL,
   "object_id" NOT NULL,
   "tombstone" TEXT
+);
+
+-- The token of the HistoryStore.write running now (history schema version 4): put here when
+-- it starts, removed before it commits, so no other writer ever sees a row. A change the
+-- capture triggers record while it is empty (any other writer's) is a transaction of its own.
+CREATE TABLE "searchlight_open" (
+  "token" INTEGER PRIMARY KEY
 );

@@ -364,11 +364,12 @@ public final class HistoryStore: Sendable {
     ///
     /// SQL it runs around your updates:
     /// ```sql
-    /// INSERT INTO searchlight_log(id, token, type, timestamp, author, context, process_id, open)
-    ///   VALUES (<next token>, <next token>, 0 /* header */, ?, ?, ?, ?, 1);
-    /// -- your updates: the capture triggers append changes to the open transaction
-    /// UPDATE searchlight_log SET open = NULL WHERE id = ? AND <it recorded a change>;
-    /// DELETE FROM searchlight_log WHERE id = ?; -- only if it recorded none
+    /// INSERT INTO searchlight_log(id, token, type, timestamp, author, context, process_id)
+    ///   VALUES (<next token>, <next token>, 0 /* header */, ?, ?, ?, ?);
+    /// INSERT INTO searchlight_open(token) VALUES (<that token>);
+    /// -- your updates: the capture triggers record changes with the token searchlight_open holds
+    /// DELETE FROM searchlight_open;
+    /// DELETE FROM searchlight_log WHERE id = ?; -- only if it recorded no change
     /// ```
     ///
     /// - Throws: ``SearchlightError``: what SQLite reported, or ``SearchlightError/Code-swift.struct/bodyFailed``
@@ -408,21 +409,22 @@ public final class HistoryStore: Sendable {
     private func recording<T>(_ db: Database, author: String?, context: String?, _ updates: () throws -> T) throws -> (T, HistoryToken?) {
         do {
             try db.cachedStatement(sql: """
-                INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "author", "context", "process_id", "open")
-                VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, ?, ?, ?, 1)
+                INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "author", "context", "process_id")
+                VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, ?, ?, ?)
                 """).execute(arguments: [LogRowType.transactionHeader, configuration.clock().timeIntervalSince1970, author, context, processID])
         } catch {
             try checkInstalled(db) // an uninstall says so; any other failure is reported as it is
             throw error
         }
         let token = db.lastInsertedRowID
+        try db.cachedStatement(sql: #"INSERT INTO "searchlight_open"("token") VALUES (?)"#).execute(arguments: [token])
         let result = try updates()
         // Close the transaction if it recorded a change (a row after its header); otherwise
         // remove the header: a write that changed nothing tracked leaves no history.
-        try db.cachedStatement(sql: """
-            UPDATE "searchlight_log" SET "open" = NULL WHERE "id" = ?1 AND EXISTS (SELECT 1 FROM "searchlight_log" WHERE "id" > ?1)
-            """).execute(arguments: [token])
-        if db.changesCount > 0 { return (result, HistoryToken(token)) }
+        try db.cachedStatement(sql: #"DELETE FROM "searchlight_open""#).execute()
+        if try Bool.fetchOne(db.cachedStatement(sql: #"SELECT EXISTS (SELECT 1 FROM "searchlight_log" WHERE "id" > ?)"#), arguments: [token]) == true {
+            return (result, HistoryToken(token))
+        }
         try db.cachedStatement(sql: #"DELETE FROM "searchlight_log" WHERE "id" = ?"#).execute(arguments: [token])
         return (result, nil)
     }

@@ -58,7 +58,7 @@ enum FleetScenario {
             let queue = try DatabaseQueue(path: path, configuration: readOnly())
             return try queue.read { db in
                 guard try db.tableExists("searchlight_consumer") else { return false }
-                let head = try Int64.fetchOne(db, sql: "SELECT coalesce(max(token), 0) FROM searchlight_log") ?? 0
+                let head = try Int64.fetchOne(db, sql: "SELECT coalesce(max(CASE token WHEN 0 THEN id ELSE token END), 0) FROM searchlight_log") ?? 0
                 let checkpoint = try Int64.fetchOne(db, sql: "SELECT token FROM searchlight_consumer WHERE author = 'searchlight.indexer'")
                 return (checkpoint ?? -1) >= head
             }

@@ -58,6 +58,9 @@ struct SearchlightBench: AsyncParsableCommand {
     @Option(help: "Rows (and documents) of scenario 10's smaller size; the larger is twice that.")
     var instructionRows = 1_000
 
+    @Option(help: "Which workloads of scenario 10 run: all, writes or indexing (the CJK search part runs with all).")
+    var instructionParts: Instructions.Parts = .all
+
     @Option(help: "Sizes of scenario 14 (search on PostgreSQL at scale), in copies of the corpus (repeatable; 85 copies of WordNet are 10 million documents).")
     var postgresScaleCopies: [Int] = [1, 8]
 
@@ -177,7 +180,8 @@ struct SearchlightBench: AsyncParsableCommand {
         }
         if chosen.contains(10) {
             FileHandle.standardError.write(Data("scenario 10: instructions (callgrind)…\n".utf8))
-            report.figures += try Instructions.run(documents, rows: instructionRows, cjkCorpus: cjkCorpus.first)
+            report.figures += try Instructions.run(documents, rows: instructionRows, parts: instructionParts,
+                                                        cjkCorpus: instructionParts == .all ? cjkCorpus.first : nil)
         }
         print(report.table())
         if let json {

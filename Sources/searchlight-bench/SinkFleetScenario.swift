@@ -32,7 +32,7 @@ enum SinkFleetScenario {
             try PostgresScenario.write(share, to: store, rowsPerTransaction: count)
             let source = try store.sourceID()
             heads[source] = try await store.databaseWriter.read { db in
-                try Int64.fetchOne(db, sql: "SELECT coalesce(max(token), 0) FROM searchlight_log") ?? 0
+                try Int64.fetchOne(db, sql: "SELECT coalesce(max(CASE token WHEN 0 THEN id ELSE token END), 0) FROM searchlight_log") ?? 0
             }
             rows += count
             paths.append(path)

@@ -133,7 +133,7 @@ import SearchlightTestSupport
             // The watcher's checkpoint reaches the head once the write is indexed.
             let (checkpoint, head) = try await queue.read { db in
                 (try Int64.fetchOne(db, sql: "SELECT token FROM searchlight_consumer WHERE author = 'searchlight.indexer'") ?? 0,
-                 try Int64.fetchOne(db, sql: "SELECT max(token) FROM searchlight_log") ?? 0)
+                 try Int64.fetchOne(db, sql: "SELECT max(CASE token WHEN 0 THEN id ELSE token END) FROM searchlight_log") ?? 0)
             }
             if head > 0, checkpoint >= head { found = true; break }
             try await Task.sleep(for: .milliseconds(10))
@@ -218,7 +218,7 @@ import SearchlightTestSupport
         defer { watchdog.cancel() }
         // A commit whose history cleanup deletes before the follower reads it (as a cleanup with
         // a short maximum duration would): following cannot go on, and must say so.
-        let head = try Int64(db.shell("SELECT max(token) FROM searchlight_log;").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let head = try Int64(db.shell("SELECT max(CASE token WHEN 0 THEN id ELSE token END) FROM searchlight_log;").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         try db.shell("""
             BEGIN; INSERT INTO notes VALUES (9, 'lost', '');
             INSERT OR REPLACE INTO searchlight_meta(key, value) VALUES ('purgedThroughToken', \(head + 1)); COMMIT;

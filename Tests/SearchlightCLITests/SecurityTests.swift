@@ -19,6 +19,8 @@ import SearchlightTestSupport
         "collation",
         // An integer constant of the log format (a header row's type).
         "LogRowType.transactionHeader.rawValue",
+        // Constant SQL of the log format: where a transaction starts.
+        "LogRowType.transactionStart",
         // PostgreSQL search: fragments of placeholders and constant SQL (ranking, snippet, the
         // table of a bounded ranking).
         "rank", "headline", "from",

@@ -90,7 +90,7 @@ import SearchlightTestSupport
             while !ready, watch.process.isRunning, Date() < deadline {
                 ready = try await queue.read { db in
                     (try Int64.fetchOne(db, sql: "SELECT token FROM searchlight_consumer WHERE author = 'searchlight.indexer'") ?? 0)
-                        >= (try Int64.fetchOne(db, sql: "SELECT max(token) FROM searchlight_log") ?? 1)
+                        >= (try Int64.fetchOne(db, sql: "SELECT max(CASE token WHEN 0 THEN id ELSE token END) FROM searchlight_log") ?? 1)
                 }
                 if !ready { try await Task.sleep(for: .milliseconds(10)) }
             }
@@ -141,14 +141,14 @@ import SearchlightTestSupport
         let watchdog = DispatchWorkItem { if watch.process.isRunning { kill(watch.process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 240, execute: watchdog)
         defer { watchdog.cancel() }
-        let head = try Int64(db.shell("SELECT max(token) FROM searchlight_log;").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let head = try Int64(db.shell("SELECT max(CASE token WHEN 0 THEN id ELSE token END) FROM searchlight_log;").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         let app = CLI.start(["sqlite3", "-bail", "-cmd", ".timeout 20000", db.path, ".read \(script)"], executable: URL(fileURLWithPath: "/usr/bin/env"))
         // Once the app's first statement is recorded, at a random instant of its run (seeded).
         do {
             let queue = try DatabaseQueue(path: db.path)
             defer { try? queue.close() }
             let deadline = Date().addingTimeInterval(120)
-            while try await queue.read({ try Int64.fetchOne($0, sql: "SELECT max(token) FROM searchlight_log") ?? 0 }) <= head,
+            while try await queue.read({ try Int64.fetchOne($0, sql: "SELECT max(CASE token WHEN 0 THEN id ELSE token END) FROM searchlight_log") ?? 0 }) <= head,
                   app.process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
         }
         try await Task.sleep(for: .microseconds(Int(generator.next() % 300_000)))

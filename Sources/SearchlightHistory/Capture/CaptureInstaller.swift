@@ -93,7 +93,13 @@ package struct CaptureInstaller {
 
     /// The trigger kinds every release installed: an entity missing one of them on its table
     /// lost its triggers (its table was remade or dropped) and changes went unrecorded.
-    private static let essentialTriggers = ["insert_opens", "insert", "update_opens", "update", "rekey", "delete_opens", "delete"]
+    /// The triggers without which an entity's changes go unrecorded: an entity missing one was
+    /// not captured for a while. Capture triggers 8 have their own; before them, every version
+    /// had the same.
+    private static func essentialTriggers(version: Int) -> [String] {
+        version >= 8 ? ["insert_row", "update", "rekey_row", "delete"]
+            : ["insert_opens", "insert", "update_opens", "update", "rekey", "delete_opens", "delete"]
+    }
 
     /// Installs the triggers of the `checked` entities, drops every other Searchlight trigger,
     /// stores the model and the status, and records a capture gap if an entity's capture was
@@ -104,12 +110,17 @@ package struct CaptureInstaller {
                               at date: Date, _ db: Database) throws -> CaptureStatus {
         let knownIDs = try HistoryLog.EntityNames.fetch(db).ids
         let previouslyLost = Set(try storedStatus(db)?.notCapturing.map(\.name) ?? [])
+        // Triggers, and the views through which the rare paths' triggers run (capture triggers 8).
         let existing = try Row.fetchAll(db, sql: """
-            SELECT "name", "tbl_name", "sql", "rowid" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" GLOB 'searchlight_*'
+            SELECT "name", "tbl_name", "sql", "rowid", "type" FROM "sqlite_master" WHERE "type" IN ('trigger', 'view') AND "name" GLOB 'searchlight_*'
             """)
         var current: [String: (table: String, sql: String, rowid: Int64)] = [:]
+        var views: Set<String> = []
         // (An app's own trigger may bear the prefix too: only names Searchlight gives count.)
-        for row in existing where HistorySchema.isSearchlightObject(row["name"], type: "trigger") { current[row["name"]] = (row["tbl_name"], row["sql"], row["rowid"]) }
+        for row in existing where HistorySchema.isSearchlightObject(row["name"], type: row["type"]) {
+            current[row["name"]] = (row["tbl_name"], row["sql"], row["rowid"])
+            if row["type"] as String == "view" { views.insert(row["name"]) }
+        }
         // SQLite fires the newest trigger first, and a `RAISE(IGNORE)` in an app's AFTER trigger
         // skips the triggers that would fire after it: ours must be the newest on their table.
         var recreate: Set<String> = []
@@ -121,6 +132,8 @@ package struct CaptureInstaller {
         let rootPagesAreStable = try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") == 0
         var interrupted = false
         var wanted: [String: String] = [:]
+        // The triggers of the version installed (an upgrade is no interruption).
+        let essentialTriggers = Self.essentialTriggers(version: try Meta.get(db, .captureVersion, as: Int.self) ?? 0)
         for entry in checked {
             let id = try entityID(for: entry.entity, db)
             let rootPage = try Int64.fetchOne(db, sql: """
@@ -161,6 +174,18 @@ package struct CaptureInstaller {
                 recreate.formUnion(rendered.statements.map(\.name))
             }
             let ours = rendered.statements.compactMap { current[$0.name]?.rowid }
+            // Created in the order of their names, or their order of firing is not the one the
+            // template relies on (insert_row before insert_replaced, rekey_row before
+            // rekey_replaced: the replaced row's delete is made of the change recorded last). A
+            // tool that remade the table and its triggers in another order: made again, and
+            // whatever they recorded since is not trusted.
+            let onTable = rendered.statements.map(\.name).sorted().compactMap { current[$0] }
+                .filter { $0.table.caseInsensitiveCompare(entry.entity.table) == .orderedSame }.map(\.rowid)
+            if onTable.count == rendered.statements.filter({ $0.sql.hasPrefix("CREATE TRIGGER") && !$0.sql.contains(" INSTEAD OF ") }).count,
+               onTable != onTable.sorted() {
+                recreate.formUnion(rendered.statements.map(\.name))
+                if knownIDs[entry.entity.name] != nil { interrupted = true }
+            }
             let newestOfTheApp = try Row.fetchAll(db, sql: """
                 SELECT "name", "rowid" FROM "sqlite_master" WHERE "type" = 'trigger' AND "tbl_name" = ? COLLATE NOCASE
                 """, arguments: [entry.entity.table])
@@ -174,10 +199,17 @@ package struct CaptureInstaller {
         // An entity set aside now that was captured before: its documents must leave the index.
         if problems.contains(where: { knownIDs[$0.name] != nil && !previouslyLost.contains($0.name) }) { interrupted = true }
 
-        for (name, trigger) in current where wanted[name] != trigger.sql || recreate.contains(name) {
-            try db.execute(sql: "DROP TRIGGER \(SQLQuoting.identifier(name))")
-        }
-        for (name, sql) in wanted.sorted(by: { $0.key < $1.key }) where current[name]?.sql != sql || recreate.contains(name) {
+        // Triggers first (dropping a view drops the triggers on it), then views; views are made
+        // first, then the triggers, in the order of their names.
+        let dropped = current.filter { wanted[$0.key] != $0.value.sql || recreate.contains($0.key) }.keys
+        for name in dropped where !views.contains(name) { try db.execute(sql: "DROP TRIGGER IF EXISTS \(SQLQuoting.identifier(name))") }
+        for name in dropped where views.contains(name) { try db.execute(sql: "DROP VIEW IF EXISTS \(SQLQuoting.identifier(name))") }
+        let isView = { (sql: String) in sql.hasPrefix("CREATE VIEW ") }
+        // (A trigger on a view dropped just now went with it.)
+        let droppedViews = Set(dropped.filter { views.contains($0) }.map { $0.lowercased() })
+        let goneWithViews = Set(current.filter { droppedViews.contains($0.value.table.lowercased()) }.keys)
+        for (name, sql) in wanted.sorted(by: { (isView($0.value) ? 0 : 1, $0.key) < (isView($1.value) ? 0 : 1, $1.key) })
+        where current[name]?.sql != sql || recreate.contains(name) || goneWithViews.contains(name) {
             try db.execute(sql: sql)
         }
         try Meta.set(db, .captureVersion, CaptureTriggers.version)

@@ -7,22 +7,23 @@ import GRDB
 /// is recorded: this library, another process, or the `sqlite3` shell. `Schemas/triggers.sql`
 /// holds the same template, and a test checks that the two are identical.
 ///
-/// History is one append-only table, `searchlight_log`: a transaction is a header row (type 0,
-/// whose id is the token) followed by its change rows. A write made through
-/// ``HistoryStore/write(author:context:_:)`` first appends its header (author, context, process
-/// id) with `open = 1`, and clears `open` before commit. A change made by any other writer finds
-/// no open transaction, so a BEFORE trigger opens one of its own, with no author (one per row:
-/// SQLite has no statement-level triggers, and a trigger cannot see where a foreign transaction
-/// ends). SQLite serializes writers, so the newest header is always the current transaction,
-/// tokens grow in commit order, and a transaction's rows share the log's last page: tracking
-/// costs a small write one more page.
+/// History is one append-only table, `searchlight_log`, one row a change. A write made through
+/// ``HistoryStore/write(author:context:_:)`` first appends a header row (type 0, whose id is
+/// the token; author, context, process id) and puts its token in `searchlight_open` until it
+/// commits: its changes carry that token. A change made by any other writer finds
+/// `searchlight_open` empty and records token 0: the row is a transaction of its own, whose
+/// token is its id (SQLite has no statement-level triggers, and a trigger cannot see where a
+/// foreign transaction ends). SQLite serializes writers, so tokens grow in commit order, and a
+/// transaction's rows share the log's last page: tracking costs a small write one more page.
 package struct CaptureTriggers {
     /// The trigger template. Placeholders:
     /// - `{{id}}`: the entity id (an integer from `searchlight_entity`)
     /// - `{{table}}`, `{{key}}`: the quoted table and primary-key column
-    /// - `{{not_open}}`: true unless the newest transaction is an open API write
-    /// - `{{open_transaction}}`: the statement that opens an authorless transaction
-    /// - `{{token}}`: the expression that yields the current transaction's token
+    /// - `{{token}}`: ``tokenExpression``; `{{timestamp}}`: ``timestampExpression``
+    /// - `{{last_transaction}}`: the transaction of the row the trigger inserted last
+    /// - `{{last_row_transaction}}`: ``lastRowTransactionExpression``
+    /// - `{{replaced_becomes_delete}}`: ``replacedBecomesDelete(entityID:collate:)``; `{{collate}}`: the key
+    ///   column's collation clause (` COLLATE "NOCASE"`), or nothing for BINARY
     /// - `{{changed}}`: true when a tracked column changed (`OLD."c" IS NOT NEW."c" OR …`)
     /// - `{{updated_columns}}`: a JSON array of the columns that changed
     /// - `{{old_tombstone}}`, `{{row_tombstone}}`: a JSON object of the `preserveOnDelete` values
@@ -42,98 +43,77 @@ package struct CaptureTriggers {
     ///   scratch row of the entity. The values compare the same: `object_id` holds values of the
     ///   key column, which already have its affinity, and 1 still equals 1.0.
     package static let template = #"""
-    -- Searchlight capture triggers: the set installed on each tracked table.
-    -- A BEFORE trigger opens a transaction with no author unless the newest transaction is an
-    -- open HistoryStore.write; the AFTER triggers then record into the newest token.
+    -- Searchlight capture triggers (version 8): the set installed on each tracked table.
+    -- Each change is one row of searchlight_log. Its token is the open HistoryStore.write's
+    -- (searchlight_open holds it while that write runs, and is empty for every other writer), or
+    -- 0: the row is a transaction of its own, whose token is its id (SQLite gives the next id, and
+    -- cleanup never deletes the newest row, so ids are never reused).
     -- Values are compared byte for byte (COLLATE BINARY) and by type, whatever the columns'
     -- collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change. Keys are
     -- compared byte for byte (a case-only rename is a delete and an insert); 1 and 1.0 are one key.
-    -- A scratch row of searchlight_replaced (the row an INSERT OR REPLACE, an UPSERT or an
-    -- UPDATE OR REPLACE overwrote) is deleted once its delete is recorded (left behind, 100,000
-    -- replaces made each later delete of those keys cost three index deletes); one an ignored
-    -- insert or an UPSERT's update of untracked columns leaves lives until its key is next
-    -- written or deleted, or until cleanup runs. Scratch keys
-    -- compare with the key column's collation, and without its affinity (+NEW."k"), so that
-    -- the scratch table's primary key or its NOCASE or RTRIM index finds them.
-    -- Cost: a trigger whose condition is false still costs its frame, so the update triggers
-    -- name their columns (UPDATE OF): an update of columns the model does not track runs none.
-    -- Rows go into searchlight_log with INSERT … VALUES: an INSERT … SELECT reads
-    -- searchlight_log (the token) and so goes through a temporary B-tree on every row. A
-    -- replaced row's delete (_insert_replaced, _rekey_replaced, run only when a scratch row
-    -- says a row was replaced) reads the one scratch row of the key in two subqueries. SQLite fires the triggers of one event newest first, and the installer creates
-    -- an entity's triggers together in the order of their names, so the replaced row's delete
-    -- is recorded before the insert that replaced it.
+    -- A scratch row of searchlight_replaced holds the row an INSERT OR REPLACE, an UPSERT or an
+    -- UPDATE OR REPLACE is about to overwrite. When the write goes ahead, the row recorded last
+    -- (the insert of that key) becomes the overwritten row's delete, and the insert follows it in
+    -- the same transaction. One an ignored insert or an UPSERT's update leaves lives until its key
+    -- is next written or deleted, or until cleanup runs. Scratch keys compare with the key
+    -- column's collation, and without its affinity (+NEW."k"), so that the scratch table's primary
+    -- key or its NOCASE or RTRIM index finds them.
+    -- Cost: every trigger SQLite runs costs a frame it allocates and zeroes, sized by the
+    -- trigger's body, whatever its WHEN says; the common paths run as few and as small triggers as
+    -- they can (an insert three, an update or a delete two), and the update triggers name
+    -- their columns (UPDATE OF): an update of columns the model does not track runs none.
+    -- A rare path's work (a row about to be overwritten) runs in the INSTEAD OF trigger of a view
+    -- the table's trigger inserts one row into: the table's triggers stay small, and the view's
+    -- triggers read no table of the app (a migration that drops and renames a table must not find
+    -- a trigger naming the old one). Rows go into a view with VALUES: an INSERT … SELECT into a
+    -- view with triggers goes through a temporary table (two new pages, zeroed, a row).
+    -- SQLite fires the triggers of one event newest first, and the installer creates an entity's
+    -- triggers together in the order of their names: insert_row fires before insert_replaced,
+    -- rekey_row before rekey_replaced.
 
-    CREATE TRIGGER "searchlight_{{id}}_insert_opens" BEFORE INSERT ON {{table}}
-    WHEN {{not_open}}
+    CREATE VIEW "searchlight_{{id}}_replacing"("k", "tombstone") AS SELECT NULL, NULL WHERE 0;
+
+    CREATE VIEW "searchlight_{{id}}_replaced"("k", "last") AS SELECT NULL, NULL WHERE 0;
+
+    CREATE TRIGGER "searchlight_{{id}}_keeps_replaced" INSTEAD OF INSERT ON "searchlight_{{id}}_replacing"
     BEGIN
-      {{open_transaction}};
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = +NEW."k"{{collate}};
+      INSERT INTO "searchlight_replaced"("entity_id", "object_id", "tombstone") VALUES ({{id}}, NEW."k", NEW."tombstone");
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_records_replaced" INSTEAD OF INSERT ON "searchlight_{{id}}_replaced"
+    BEGIN
+      {{replaced_becomes_delete}};
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "timestamp")
+        VALUES ({{last_row_transaction}}, 1, {{id}}, NEW."k", {{timestamp}});
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND "object_id" = +NEW."k"{{collate}};
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_insert_replaces" BEFORE INSERT ON {{table}}
     WHEN EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}})
     BEGIN
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
-      INSERT OR REPLACE INTO "searchlight_replaced"("entity_id", "object_id", "tombstone")
-        SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE {{key}} = NEW.{{key}};
+      INSERT INTO "searchlight_{{id}}_replacing"("k", "tombstone")
+        VALUES ((SELECT {{key}} FROM {{table}} WHERE {{key}} = NEW.{{key}}),
+                (SELECT {{row_tombstone}} FROM {{table}} WHERE {{key}} = NEW.{{key}}));
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_insert" AFTER INSERT ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_insert_row" AFTER INSERT ON {{table}}
     BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id")
-        VALUES ({{token}}, 1, {{id}}, NEW.{{key}});
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "timestamp")
+        VALUES ({{token}}, 1, {{id}}, NEW.{{key}}, {{timestamp}});
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_insert_replaced" AFTER INSERT ON {{table}}
     WHEN EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
     BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        VALUES ({{token}}, 3, {{id}},
-          (SELECT "object_id" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}),
-          (SELECT "tombstone" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}));
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
-    END;
-
-    CREATE TRIGGER "searchlight_{{id}}_update_opens" BEFORE UPDATE{{of_key_and_tracked}} ON {{table}}
-    WHEN {{not_open}} AND (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
-    BEGIN
-      {{open_transaction}};
-    END;
-
-    CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE OF {{key_names}} ON {{table}}
-    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
-      AND EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY)
-    BEGIN
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
-      INSERT OR REPLACE INTO "searchlight_replaced"("entity_id", "object_id", "tombstone")
-        SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}}
-        WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY;
+      INSERT INTO "searchlight_{{id}}_replaced"("k", "last") VALUES (NEW.{{key}}, (SELECT max("id") FROM "searchlight_log"));
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update" AFTER UPDATE{{of_key_and_tracked}} ON {{table}}
     WHEN OLD.{{key}} IS NEW.{{key}} COLLATE BINARY AND ({{changed}})
     BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns")
-        VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}});
-    END;
-
-    CREATE TRIGGER "searchlight_{{id}}_rekey" AFTER UPDATE OF {{key_names}} ON {{table}}
-    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
-    BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}), ({{token}}, 1, {{id}}, NEW.{{key}}, NULL);
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
-    END;
-
-    CREATE TRIGGER "searchlight_{{id}}_rekey_replaced" AFTER UPDATE OF {{key_names}} ON {{table}}
-    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
-      AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
-    BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        VALUES ({{token}}, 3, {{id}},
-          (SELECT "object_id" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}),
-          (SELECT "tombstone" FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}}));
-      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "updated_columns", "timestamp")
+        VALUES ({{token}}, 2, {{id}}, NEW.{{key}}, {{updated_columns}}, {{timestamp}});
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update_clears" AFTER UPDATE{{of_key_and_tracked}} ON {{table}}
@@ -143,16 +123,41 @@ package struct CaptureTriggers {
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}};
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_delete_opens" BEFORE DELETE ON {{table}}
-    WHEN {{not_open}}
+    CREATE TRIGGER "searchlight_{{id}}_rekey_replaces" BEFORE UPDATE OF {{key_names}} ON {{table}}
+    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
+      AND EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY)
     BEGIN
-      {{open_transaction}};
+      INSERT INTO "searchlight_{{id}}_replacing"("k", "tombstone")
+        VALUES ((SELECT {{key}} FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY),
+                (SELECT {{row_tombstone}} FROM {{table}} WHERE {{key}} = NEW.{{key}} AND {{key}} IS NOT OLD.{{key}} COLLATE BINARY));
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_rekey_row" AFTER UPDATE OF {{key_names}} ON {{table}}
+    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
+    BEGIN
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone", "timestamp")
+        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}, {{timestamp}});
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "timestamp")
+        VALUES ({{last_transaction}}, 1, {{id}}, NEW.{{key}}, {{timestamp}});
+      DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_rekey_replaced" AFTER UPDATE OF {{key_names}} ON {{table}}
+    WHEN OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY
+      AND EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_new}})
+    BEGIN
+      INSERT INTO "searchlight_{{id}}_replaced"("k", "last") VALUES (NEW.{{key}}, (SELECT max("id") FROM "searchlight_log"));
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_delete" AFTER DELETE ON {{table}}
     BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}});
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone", "timestamp")
+        VALUES ({{token}}, 3, {{id}}, OLD.{{key}}, {{old_tombstone}}, {{timestamp}});
+    END;
+
+    CREATE TRIGGER "searchlight_{{id}}_delete_clears" AFTER DELETE ON {{table}}
+    WHEN EXISTS (SELECT 1 FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}})
+    BEGIN
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}} AND {{replaced_is_old}};
     END;
 
@@ -175,7 +180,6 @@ package struct CaptureTriggers {
     ///   nothing when one of them is a partial index (an update of a column of its `WHERE` can
     ///   make a row collide) or the table has generated columns (a unique generated column
     ///   changes with the columns it reads)
-    /// - `{{open_transaction_select}}`: ``openTransactionSelect``
     ///
     /// The candidates live in `searchlight_conflict`, emptied for the entity before each
     /// statement row that has any and after it (and by the next such BEFORE trigger, after an
@@ -183,7 +187,10 @@ package struct CaptureTriggers {
     package static let conflictTemplate = #"""
     -- On a table with a unique key besides its primary key: the rows a REPLACE deletes for
     -- holding NEW's values of that key, which SQLite deletes without firing a delete trigger.
-    -- A row whose key is NULL has no identity (it is never in history): it is not kept.
+    -- A row whose key is NULL has no identity (it is never in history): it is not kept. Their
+    -- deletes are recorded before the change that displaced them (insert_vanished fires before
+    -- insert_row, update_collided before update), each a transaction of its own unless a
+    -- HistoryStore.write is open.
 
     CREATE TRIGGER "searchlight_{{id}}_insert_collides" BEFORE INSERT ON {{table}}
     WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL)
@@ -194,11 +201,11 @@ package struct CaptureTriggers {
         SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL;
     END;
 
-    CREATE TRIGGER "searchlight_{{id}}_insert_collided" AFTER INSERT ON {{table}}
+    CREATE TRIGGER "searchlight_{{id}}_insert_vanished" AFTER INSERT ON {{table}}
     WHEN EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
     BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        SELECT {{token}}, 3, {{id}}, "c"."object_id", "c"."tombstone" FROM "searchlight_conflict" AS "c"
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone", "timestamp")
+        SELECT {{token}}, 3, {{id}}, "c"."object_id", "c"."tombstone", {{timestamp}} FROM "searchlight_conflict" AS "c"
         WHERE "c"."entity_id" = {{id}} AND NOT EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = "c"."object_id");
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}}
         AND "object_id" IN (SELECT "object_id" FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
@@ -213,17 +220,13 @@ package struct CaptureTriggers {
       INSERT INTO "searchlight_conflict"("entity_id", "object_id", "tombstone")
         SELECT {{id}}, {{key}}, {{row_tombstone}} FROM {{table}}
         WHERE ({{collides_with_new}}) AND {{key}} IS NOT OLD.{{key}} AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL;
-      -- An update of no tracked column opened no transaction: open one for the deletes.
-      {{open_transaction_select}}
-        WHERE {{not_open}} AND NOT (OLD.{{key}} IS NOT NEW.{{key}} COLLATE BINARY OR {{changed}})
-          AND EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
     END;
 
     CREATE TRIGGER "searchlight_{{id}}_update_collided" AFTER UPDATE{{of_unique_columns}} ON {{table}}
     WHEN EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
     BEGIN
-      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone")
-        SELECT {{token}}, 3, {{id}}, "c"."object_id", "c"."tombstone" FROM "searchlight_conflict" AS "c"
+      INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone", "timestamp")
+        SELECT {{token}}, 3, {{id}}, "c"."object_id", "c"."tombstone", {{timestamp}} FROM "searchlight_conflict" AS "c"
         WHERE "c"."entity_id" = {{id}} AND NOT EXISTS (SELECT 1 FROM {{table}} WHERE {{key}} = "c"."object_id");
       DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}}
         AND "object_id" IN (SELECT "object_id" FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
@@ -234,32 +237,44 @@ package struct CaptureTriggers {
 
     /// The version of ``template``: a store opened on a database whose triggers are older
     /// reinstalls them from the stored model.
-    package static let version = 7
+    package static let version = 8
 
-    /// The token of the transaction a trigger records into: the newest log row's.
-    static let tokenExpression = #"(SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)"#
+    /// The token a change row records: the open API write's, or 0 (a transaction of its own,
+    /// whose token is the row's id).
+    static let tokenExpression = #"coalesce((SELECT "token" FROM "searchlight_open"), 0)"#
 
-    /// True unless the newest transaction is an open API write.
-    static let notOpenCondition = #"(SELECT "open" FROM "searchlight_log" WHERE "id" = (SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1)) IS NULL"#
+    /// The time of a change row (read by readers for a transaction of its own).
+    static let timestampExpression = "(julianday('now') - 2440587.5) * 86400.0"
 
-    /// Opens a transaction with no author: appends its header row, whose id is its token.
-    ///
-    /// It runs in a BEFORE trigger, as `INSERT … VALUES`: a statement that reads the table it
-    /// inserts into through a SELECT (as a "WHERE NOT EXISTS" guard would) makes SQLite copy
-    /// its rows through a temporary table, which tripled the cost of a bulk insert. If the row
-    /// is then ignored (`INSERT OR IGNORE` by another writer), the transaction has no changes.
-    static let openTransactionStatement = """
-        INSERT INTO "searchlight_log"("id", "token", "type", "timestamp")
-            VALUES (\(nextTokenExpression), \(nextTokenExpression), \(LogRowType.transactionHeader.rawValue), (julianday('now') - 2440587.5) * 86400.0)
-        """
+    /// The transaction of the row a trigger recorded last (in the same trigger: SQLite's
+    /// `last_insert_rowid()` is that row's id while the trigger runs): its token, or its id.
+    static let lastTransactionExpression = #"""
+        coalesce((SELECT "token" FROM "searchlight_open"), last_insert_rowid())
+        """#
 
-    /// ``openTransactionStatement`` as an `INSERT … SELECT`, for a trigger that opens a
-    /// transaction only under a condition (a `WHERE` follows). Reading `searchlight_log` in the
-    /// SELECT costs a temporary B-tree: only rare paths use it.
-    static let openTransactionSelect = """
-        INSERT INTO "searchlight_log"("id", "token", "type", "timestamp")
-            SELECT \(nextTokenExpression), \(nextTokenExpression), \(LogRowType.transactionHeader.rawValue), (julianday('now') - 2440587.5) * 86400.0
-        """
+    /// The change recorded last (`NEW."last"`, this statement row's insert of `NEW."k"`; a
+    /// constant, so that the UPDATE needs no temporary table of rowids) made the delete of
+    /// the row it overwrote, from its scratch row; the insert then follows it, in its transaction
+    /// (``lastRowTransactionExpression``). Should the change recorded last be another (an order
+    /// of triggers the installer never makes), the delete is appended as a transaction of its own
+    /// instead, and the insert follows it again.
+    static func replacedBecomesDelete(entityID: Int64, collate: String) -> String {
+        let replacedIsNew = #""object_id" = +NEW."k""# + collate
+        return #"""
+        UPDATE "searchlight_log" SET "type" = 3,
+            "object_id" = (SELECT "object_id" FROM "searchlight_replaced" WHERE "entity_id" = \#(entityID) AND \#(replacedIsNew)),
+            "tombstone" = (SELECT "tombstone" FROM "searchlight_replaced" WHERE "entity_id" = \#(entityID) AND \#(replacedIsNew))
+          WHERE "id" = NEW."last" AND "type" = 1 AND "entity_id" = \#(entityID) AND "object_id" IS NEW."k" COLLATE BINARY;
+          INSERT INTO "searchlight_log"("token", "type", "entity_id", "object_id", "tombstone", "timestamp")
+            SELECT \#(tokenExpression), 3, \#(entityID), "object_id", "tombstone", \#(timestampExpression) FROM "searchlight_replaced"
+            WHERE "entity_id" = \#(entityID) AND \#(replacedIsNew) AND changes() = 0
+        """#
+    }
+
+    /// The transaction of the row recorded last: its token, or its id.
+    static let lastRowTransactionExpression = #"""
+        coalesce((SELECT "token" FROM "searchlight_open"), (SELECT CASE "token" WHEN 0 THEN "id" ELSE "token" END FROM "searchlight_log" WHERE "id" = (SELECT max("id") FROM "searchlight_log")))
+        """#
 
     /// The next token: above every log row that exists or that cleanup ever deleted, so
     /// tokens are never reused (without AUTOINCREMENT, whose `sqlite_sequence` update would
@@ -360,18 +375,21 @@ package struct CaptureTriggers {
             collisions.append(#""rowid" = NEW."rowid""#)
             uniqueColumns += ["rowid", "oid", "_rowid_"]
         }
+        let replacedIsNew = "\"object_id\" = +NEW.\(key)\(collate)"
         let sql = renderTemplate(collisions.isEmpty ? template : template + conflictTemplate, [
             "token": tokenExpression,
-            "open_transaction": openTransactionStatement,
-            "open_transaction_select": openTransactionSelect,
-            "not_open": notOpenCondition,
+            "timestamp": timestampExpression,
+            "last_transaction": lastTransactionExpression,
+            "replaced_becomes_delete": replacedBecomesDelete(entityID: entityID, collate: collate),
+            "collate": collate,
+            "last_row_transaction": lastRowTransactionExpression,
             "changed": changed,
             "updated_columns": updatedColumns,
             "old_tombstone": tombstone("OLD."),
             "row_tombstone": tombstone(""),
             "table": SQLQuoting.identifier(entity.table),
             "key": key,
-            "replaced_is_new": "\"object_id\" = +NEW.\(key)\(collate)",
+            "replaced_is_new": replacedIsNew,
             "replaced_is_old": "\"object_id\" = +OLD.\(key)\(collate)",
             "id": String(entityID),
             "key_names": keyNames.map(SQLQuoting.identifier).joined(separator: ", "),
@@ -379,11 +397,14 @@ package struct CaptureTriggers {
             "collides_with_new": collisions.joined(separator: " OR "),
             "of_unique_columns": uniqueKeys.contains(where: \.isPartial) || generatedColumns ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
         ])
-        let statements = sql.components(separatedBy: "\nEND;")
+        // One-line CREATE VIEW statements, then the triggers (each ends with END).
+        let views = sql.split(separator: "\n").filter { $0.hasPrefix("CREATE VIEW ") }.map { String($0.dropLast()) }
+        let statements = views + sql.split(separator: "\n").filter { !$0.hasPrefix("CREATE VIEW ") }.joined(separator: "\n")
+            .components(separatedBy: "\nEND;")
             .map { $0.split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n") }
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             .filter { !$0.isEmpty }
-            .map { $0 + "\nEND" }
+            .map { $0.hasPrefix("CREATE VIEW ") ? $0 : $0 + "\nEND" }
         return Rendered(statements: statements.map { statement in
             // CREATE TRIGGER "searchlight_<id>_<kind>" …
             let name = statement.split(separator: "\"", maxSplits: 2)[1]

@@ -87,12 +87,23 @@ package enum HistorySchema {
             )
             """,
         ],
+        // Version 4 (capture triggers 8): the token of the HistoryStore.write running now, put
+        // here when it starts and removed before it commits (no other writer ever sees a row);
+        // a change recorded while it is empty is a transaction of its own. A release before it
+        // must not read a log holding such rows: it refuses a newer schema version.
+        [
+            """
+            CREATE TABLE "searchlight_open" (
+              "token" INTEGER PRIMARY KEY
+            )
+            """,
+        ],
     ]
 
     package static var currentVersion: Int { migrations.count }
 
     /// The tables the migrations create, in the order ``uninstall(_:)`` drops them.
-    package static let tables = ["searchlight_conflict", "searchlight_replaced", "searchlight_consumer", "searchlight_log", "searchlight_entity", "searchlight_meta"]
+    package static let tables = ["searchlight_open", "searchlight_conflict", "searchlight_replaced", "searchlight_consumer", "searchlight_log", "searchlight_entity", "searchlight_meta"]
 
     /// Whether `name`, of an object of `type`, is one Searchlight gives its objects: a history
     /// table or one of its indexes, a capture trigger (`searchlight_<entity id>_<kind>`, of the
@@ -108,6 +119,9 @@ package enum HistorySchema {
             return triggerKinds.contains(String(match.1))
         case "index":
             return replacedIndexes.contains(name)
+        case "view":
+            guard let match = name.firstMatch(of: #/^searchlight_[0-9]+_([a-z_]+)$/#) else { return false }
+            return viewKinds.contains(String(match.1))
         case "table":
             if tables.contains(name) || name == "searchlight_index_state" { return true }
             return name.wholeMatch(of: #/searchlight_document_g[0-9]+/#) != nil
@@ -123,7 +137,12 @@ package enum HistorySchema {
         "insert_opens", "insert_replaces", "insert", "update_opens", "rekey_replaces", "update", "rekey",
         "update_clears", "delete_opens", "delete", "before_insert",
         "insert_replaced", "rekey_replaced", "insert_collides", "insert_collided", "update_collides", "update_collided",
+        "insert_row", "rekey_row", "delete_clears", "insert_vanished", "keeps_replaced", "records_replaced",
     ]
+
+    /// The kinds of views the capture triggers write into (capture triggers 8): their INSTEAD OF
+    /// triggers do a rare path's work, so that the table's triggers stay small.
+    static let viewKinds: Set<String> = ["replacing", "replaced"]
 
     /// The indexes of `searchlight_replaced` (history schema version 2).
     static let replacedIndexes: Set<String> = ["searchlight_replaced_nocase", "searchlight_replaced_rtrim"]
@@ -246,6 +265,13 @@ package enum LogRowType: Int, DatabaseValueConvertible {
     case insert = 1
     case update = 2
     case delete = 3
+    /// Left by cleanup where it deleted the newest row (whose id SQLite would give again): no
+    /// change, and no transaction; its token is the purge's bound.
+    case placeholder = 4
+
+    /// Where a transaction starts in `searchlight_log`: its header, or a change row that is a
+    /// transaction of its own (token 0: another writer's change; its token is its id).
+    package static let transactionStart = #"("type" = 0 OR "token" = 0)"#
 
     /// The change type of a change row; nil for a header.
     package var changeType: HistoryChange.ChangeType? { HistoryChange.ChangeType(rawValue: rawValue) }

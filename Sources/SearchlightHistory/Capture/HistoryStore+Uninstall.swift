@@ -66,7 +66,8 @@ extension HistoryStore {
     ///
     /// SQL it runs:
     /// ```sql
-    /// DROP TRIGGER "searchlight_1_insert"; -- each trigger named searchlight_*
+    /// DROP TRIGGER "searchlight_1_insert_row"; -- each trigger named searchlight_*
+    /// DROP VIEW "searchlight_1_replacing"; -- each view of the capture triggers
     /// DROP TABLE "searchlight_conflict";
     /// DROP TABLE "searchlight_replaced";
     /// DROP TABLE "searchlight_consumer";
@@ -98,6 +99,7 @@ extension HistoryStore {
         }
         let triggers = try HistorySchema.searchlightObjects(db, type: "trigger")
         for trigger in triggers { try db.execute(sql: "DROP TRIGGER \(SQLQuoting.identifier(trigger))") }
+        for view in try HistorySchema.searchlightObjects(db, type: "view") { try db.execute(sql: "DROP VIEW \(SQLQuoting.identifier(view))") }
         for table in HistorySchema.tables { try db.execute(sql: "DROP TABLE IF EXISTS \(SQLQuoting.identifier(table))") }
         let remaining = try HistorySchema.searchlightObjects(db)
         if !remaining.isEmpty {

@@ -20,8 +20,8 @@ enum RenameFollower {
         var triggerTables: [String: String] = [:]
         for entity in model.entities {
             guard let id = ids[entity.name], let table = try String.fetchOne(db, sql: """
-                SELECT "tbl_name" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" = ?
-                """, arguments: ["searchlight_\(id)_insert"]) else { continue }
+                SELECT "tbl_name" FROM "sqlite_master" WHERE "type" = 'trigger' AND "name" IN (?, ?) ORDER BY "name" DESC LIMIT 1
+                """, arguments: ["searchlight_\(id)_insert_row", "searchlight_\(id)_insert"]) else { continue }
             triggerTables[entity.name] = table
         }
         func same(_ a: String, _ b: String) -> Bool { a.caseInsensitiveCompare(b) == .orderedSame }

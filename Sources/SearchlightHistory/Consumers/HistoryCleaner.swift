@@ -151,13 +151,13 @@ public final class HistoryCleaner: Sendable {
             // The longest prefix of tokens that are all older than the cutoff: with clocks that
             // jump back, a young transaction is never deleted because an older token looks new.
             let firstYoung = try HistoryToken.fetchOne(db, sql: """
-                SELECT min("id") FROM "searchlight_log" WHERE "type" = ? AND "timestamp" >= ?
-                """, arguments: [LogRowType.transactionHeader, cutoff])
+                SELECT min("id") FROM "searchlight_log" WHERE \(LogRowType.transactionStart) AND "timestamp" >= ?
+                """, arguments: [cutoff])
             // The newest transaction before the first young one.
             forced = try firstYoung.map { young in
                 try HistoryToken.fetchOne(db, sql: """
-                    SELECT "id" FROM "searchlight_log" WHERE "type" = ? AND "id" < ? ORDER BY "id" DESC LIMIT 1
-                    """, arguments: [LogRowType.transactionHeader, young]) ?? .zero
+                    SELECT "id" FROM "searchlight_log" WHERE \(LogRowType.transactionStart) AND "id" < ? ORDER BY "id" DESC LIMIT 1
+                    """, arguments: [young]) ?? .zero
             } ?? head
         }
 

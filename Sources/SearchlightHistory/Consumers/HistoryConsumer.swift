@@ -94,7 +94,7 @@ package enum ConsumerLog {
         if token > head {
             throw SearchlightError(.invalidToken, "cannot checkpoint token \(token): it is ahead of the newest token \(head)")
         }
-        let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_log" WHERE "id" = ? AND "type" = ?"#, arguments: [token, LogRowType.transactionHeader])
+        let timestamp = try Double.fetchOne(db, sql: #"SELECT "timestamp" FROM "searchlight_log" WHERE "id" = ? AND \#(LogRowType.transactionStart)"#, arguments: [token])
         try db.cachedStatement(sql: """
             INSERT INTO "searchlight_consumer"("author", "required", "registered_at", "token", "transaction_timestamp", "checkpointed_at")
             VALUES (?1, 0, ?4, ?2, ?3, ?4)

@@ -29,18 +29,18 @@ package struct HistoryPurge {
             // Never past the head: a purge mark ahead of it would expire history not yet written.
             let limit = min(requested, try HistoryLog.headToken(db))
             guard let bound = try HistoryToken.fetchOne(db, sql: """
-                SELECT "id" FROM "searchlight_log" WHERE "type" = ? AND "id" <= ? ORDER BY "id" DESC LIMIT 1
-                """, arguments: [LogRowType.transactionHeader, limit]) else { return nil }
+                SELECT "id" FROM "searchlight_log" WHERE \(LogRowType.transactionStart) AND "id" <= ? ORDER BY "id" DESC LIMIT 1
+                """, arguments: [limit]) else { return nil }
             let newestTime = try SQLRequest<Double>(literal: """
-                SELECT max("timestamp") FROM "searchlight_log" WHERE "type" = \(LogRowType.transactionHeader) AND "id" <= \(bound)\(authorFilter)
+                SELECT max("timestamp") FROM "searchlight_log" WHERE \(sql: LogRowType.transactionStart) AND "id" <= \(bound)\(authorFilter)
                 """).fetchOne(db)
             let start = try Int64.fetchOne(db, sql: #"SELECT min("id") FROM "searchlight_log""#) ?? 0
             // The purge ends with the bound transaction's last row: before the next header, or,
             // when the bound is the newest transaction, at the newest row of this snapshot. Never
             // open-ended: rows committed after planning belong to newer transactions.
             let end = try Int64.fetchOne(db, sql: """
-                SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = ? AND "id" > ? ORDER BY "id" LIMIT 1
-                """, arguments: [LogRowType.transactionHeader, bound])
+                SELECT "id" - 1 FROM "searchlight_log" WHERE \(LogRowType.transactionStart) AND "id" > ? ORDER BY "id" LIMIT 1
+                """, arguments: [bound])
                 ?? Int64.fetchOne(db, sql: #"SELECT max("id") FROM "searchlight_log""#) ?? bound.rawValue
             return (bound, start, end, newestTime)
         }
@@ -69,8 +69,8 @@ package struct HistoryPurge {
                 // chunks would leave its remaining changes orphaned.
                 let candidate = min(first + Int64(chunkSize) - 1, plan.end)
                 let last = min(try Int64.fetchOne(db, sql: """
-                    SELECT "id" - 1 FROM "searchlight_log" WHERE "type" = ? AND "id" > ? ORDER BY "id" LIMIT 1
-                    """, arguments: [LogRowType.transactionHeader, candidate]) ?? plan.end, plan.end)
+                    SELECT "id" - 1 FROM "searchlight_log" WHERE \(LogRowType.transactionStart) AND "id" > ? ORDER BY "id" LIMIT 1
+                    """, arguments: [candidate]) ?? plan.end, plan.end)
                 var condition: SQL = "\"id\" BETWEEN \(first) AND \(last)"
                 if authors != nil {
                     let byAuthor: SQL = """
@@ -80,10 +80,17 @@ package struct HistoryPurge {
                     condition += byAuthor
                 }
                 let counts = try SQLRequest<Row>(literal: """
-                    SELECT count(*) FILTER (WHERE "type" = \(LogRowType.transactionHeader)), count(*) FILTER (WHERE "type" <> \(LogRowType.transactionHeader))
+                    SELECT count(*) FILTER (WHERE \(sql: LogRowType.transactionStart)), count(*) FILTER (WHERE "type" IN (1, 2, 3))
                     FROM "searchlight_log" WHERE \(condition)
                     """).fetchOne(db)!
+                let newest = try Int64.fetchOne(db, sql: #"SELECT max("id") FROM "searchlight_log""#)
                 try db.execute(literal: "DELETE FROM \"searchlight_log\" WHERE \(condition)")
+                // SQLite gives another writer's change the next rowid, and its id is its token: a
+                // placeholder keeps the newest id deleted, so that no token is given again.
+                if let newest, try Int64.fetchOne(db, sql: #"SELECT max("id") FROM "searchlight_log""#).map({ $0 < newest }) ?? true {
+                    try db.execute(sql: #"INSERT INTO "searchlight_log"("id", "token", "type") VALUES (?, ?, ?)"#,
+                                   arguments: [newest, plan.bound, LogRowType.placeholder])
+                }
                 cursor = last + 1
                 return HistoryCount(transactions: counts[0], changes: counts[1])
             }

@@ -41,15 +41,16 @@ extension HistoryStore {
     public func status() throws(SearchlightError) -> HistoryStatus {
         try SearchlightError.catching("cannot read the history status") {
             try dbPool.read { db in
-                let row = try Row.fetchOne(db, sql: """
-                    SELECT count(*) FILTER (WHERE "type" = ?1), count(*) FILTER (WHERE "type" <> ?1) FROM "searchlight_log"
-                    """, arguments: [LogRowType.transactionHeader])!
                 let head = try HistoryLog.headToken(db)
                 let purged = try HistoryLog.purgedThrough(db)
+                let row = try Row.fetchOne(db, sql: """
+                    SELECT count(*) FILTER (WHERE \(LogRowType.transactionStart)), count(*) FILTER (WHERE "type" IN (1, 2, 3))
+                    FROM "searchlight_log"
+                    """)!
                 let consumers = try ConsumerLog.all(db).map { consumer in
                     let token = consumer.checkpoint?.token
-                    let lag = try Int.fetchOne(db, sql: #"SELECT count(*) FROM "searchlight_log" WHERE "type" = ? AND "id" > ?"#,
-                                               arguments: [LogRowType.transactionHeader, token ?? .zero]) ?? 0
+                    let lag = try Int.fetchOne(db, sql: #"SELECT count(*) FROM "searchlight_log" WHERE \#(LogRowType.transactionStart) AND "id" > ?"#,
+                                               arguments: [token ?? .zero]) ?? 0
                     return HistoryStatus.ConsumerProgress(
                         consumer: consumer, lag: lag, isExpired: purged > .zero && (token ?? .zero) < purged)
                 }

@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
 
-/// The queries over the history log, `searchlight_log`: an append-only table where each
-/// transaction is a header row (type 0, `id` = token) followed by its change rows.
+/// The queries over the history log, `searchlight_log`: an append-only table where a
+/// ``HistoryStore/write(author:context:_:)`` transaction is a header row (type 0, `id` = token)
+/// followed by its change rows, and any other writer's change is a row of its own (token 0: a
+/// transaction whose token is its id).
 ///
 /// Reading history after a token is one range scan of the table's rowid: no index is needed,
 /// and writers pay for none. All functions run on a `Database` the caller provides, so that a
@@ -25,7 +27,7 @@ package enum HistoryLog {
 
     /// The newest committed token (`.zero` for an empty log).
     package static func headToken(_ db: Database) throws -> HistoryToken {
-        let newest = try HistoryToken.fetchOne(db, sql: #"SELECT "token" FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1"#)
+        let newest = try HistoryToken.fetchOne(db, sql: #"SELECT CASE "token" WHEN 0 THEN "id" ELSE "token" END FROM "searchlight_log" ORDER BY "id" DESC LIMIT 1"#)
         return max(newest ?? .zero, try purgedThrough(db))
     }
 
@@ -101,11 +103,15 @@ package enum HistoryLog {
         // Columns by position (the order of the SELECT above): a name lookup per value cost
         // more than the rest of the decoding.
         while let row = try rows.next() {
-            let token: Int64 = row[1]
+            let stored: Int64 = row[1]
+            // Token 0: another writer's change, a transaction of its own whose token is its id.
+            let token = stored == 0 ? row[0] as Int64 : stored
             // Rows of a transaction at or before the start (its header was before the range).
             if token <= after { continue }
             let type: Int64 = row[2]
-            if type == Int64(LogRowType.transactionHeader.rawValue) {
+            if type == Int64(LogRowType.placeholder.rawValue) { continue }
+            let isHeader = type == Int64(LogRowType.transactionHeader.rawValue)
+            if isHeader || stored == 0 {
                 if var transaction = current {
                     try complete(&transaction)
                     if try !body(transaction, currentRows) { return }
@@ -113,9 +119,10 @@ package enum HistoryLog {
                 current = HistoryTransaction(
                     token: HistoryToken(token), timestamp: Date(timeIntervalSince1970: row[7] ?? 0),
                     author: row[8], contextName: row[9], processID: row[10], changes: [])
-                currentRows = 1
-            } else if current?.token.rawValue == token {
-                currentRows += 1
+                currentRows = 0
+            }
+            if current?.token.rawValue == token { currentRows += 1 }
+            if !isHeader, current?.token.rawValue == token {
                 if let change = try decodeChange(row, type: type, entities) {
                     if !row.hasNull(atIndex: 6) { tombstones.append(current!.changes.count) }
                     current!.changes.append(change)

@@ -376,8 +376,11 @@ import SearchlightTestSupport
         let start = try store.currentToken()
         try db.shell("UPDATE OR REPLACE people SET uuid = 'B' WHERE uuid = 'a';")
         let changes = try store.fetchChanges(.after(start))
-        #expect(changes.map { "\($0.type) \($0.objectID)" } == ["delete b", "delete a", "insert B"])
-        #expect(changes.first?.tombstone?["name"] == "second".databaseValue)
+        // (Capture triggers 8 record the rename first and turn its insert into the replaced
+        // row's delete: the insert follows both deletes, in the same transaction.)
+        #expect(changes.map { "\($0.type) \($0.objectID)" } == ["delete a", "delete b", "insert B"])
+        #expect(changes.first { $0.objectID == .text("b") }?.tombstone?["name"] == "second".databaseValue)
+        #expect(Set(try store.fetchTransactions(.after(start)).map(\.token)).count == 1)
         #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM searchlight_replaced") } == 0)
     }
 
@@ -405,13 +408,43 @@ import SearchlightTestSupport
         #expect(try store.fetchChanges(.all).suffix(3).map { "\($0.type) \($0.objectID)" } == ["delete 1", "delete 2", "insert 2"], "no spurious delete")
     }
 
+    /// Capture triggers 8 make a REPLACE's delete of the insert recorded last: insert_row must
+    /// fire before insert_replaced (SQLite fires the newest first; the installer creates them in
+    /// the order of their names). A tool that made them again in another order has them made
+    /// again in order, with a capture gap (what they recorded is not trusted); and a foreign
+    /// REPLACE is then one transaction: the replaced row's delete, then the insert.
+    @Test func triggersMadeAgainOutOfOrderAreReinstalledInOrder() throws {
+        let db = try TestDatabase()
+        _ = try db.openStore()
+        func order() throws -> String {
+            try db.shell("SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'searchlight_1_insert_re*' ORDER BY rowid);")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try order() == "searchlight_1_insert_replaced searchlight_1_insert_replaces")
+        // Out of order: insert_replaced made again, so newer than insert_row (it fires first).
+        let replaced = try db.shell("SELECT sql FROM sqlite_master WHERE name = 'searchlight_1_insert_replaced';").trimmingCharacters(in: .whitespacesAndNewlines)
+        try db.shell("DROP TRIGGER searchlight_1_insert_replaced; \(replaced);")
+        #expect(try order() == "searchlight_1_insert_replaces searchlight_1_insert_replaced")
+        let store = try HistoryStore(path: db.path)
+        _ = try store.healCapture()
+        #expect(try order() == "searchlight_1_insert_replaced searchlight_1_insert_replaces")
+        #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT value FROM searchlight_meta WHERE key = 'resyncThroughToken'") } != nil,
+                "a capture gap: what they recorded is not trusted")
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'first');")
+        let start = try store.currentToken()
+        try db.shell("INSERT OR REPLACE INTO notes(id, title) VALUES (1, 'second');")
+        let transactions = try store.fetchTransactions(.after(start))
+        #expect(transactions.count == 1)
+        #expect(transactions.first?.changes.map { "\($0.type) \($0.objectID)" } == ["delete 1", "insert 1"])
+    }
+
     /// Triggers of an older release, or missing ones (a table remade by a migration tool takes
     /// its triggers with it), are reinstalled when a store opens the database.
     @Test func missingOrOlderTriggersAreReinstalledOnOpen() throws {
         let db = try TestDatabase()
         _ = try db.openStore()
         try db.shell("""
-            DROP TRIGGER searchlight_1_insert; UPDATE searchlight_meta SET value = 1 WHERE key = 'captureVersion';
+            DROP TRIGGER searchlight_1_insert_row; UPDATE searchlight_meta SET value = 1 WHERE key = 'captureVersion';
             """)
         let store = try HistoryStore(path: db.path)
         let start = try store.currentToken()

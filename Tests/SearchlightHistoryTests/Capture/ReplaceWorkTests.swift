@@ -137,7 +137,7 @@ import SearchlightTestSupport
         let triggers = try store.dbPool.read { db in
             try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'searchlight_*'")
         }
-        var old = "DROP INDEX searchlight_replaced_nocase; DROP INDEX searchlight_replaced_rtrim; DROP TABLE searchlight_conflict;\n"
+        var old = "DROP INDEX searchlight_replaced_nocase; DROP INDEX searchlight_replaced_rtrim; DROP TABLE searchlight_conflict; DROP TABLE searchlight_open;\n"
         for trigger in triggers {
             let sql: String = trigger["sql"]
             old += "DROP TRIGGER \"\(trigger["name"] as String)\";\n"

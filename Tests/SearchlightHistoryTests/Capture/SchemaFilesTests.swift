@@ -37,9 +37,9 @@ import SearchlightTestSupport
 
     @Test func triggerTemplateWritesTheLogRowTypesTheReaderDecodes() {
         let template = CaptureTriggers.template
-        #expect(template.contains("VALUES ({{token}}, \(LogRowType.insert.rawValue), {{id}}, NEW.{{key}})"))
-        #expect(template.contains("VALUES ({{token}}, \(LogRowType.update.rawValue), {{id}}, NEW.{{key}}, {{updated_columns}})"))
-        #expect(template.contains("VALUES ({{token}}, \(LogRowType.delete.rawValue), {{id}}, OLD.{{key}}, {{old_tombstone}})"))
+        #expect(template.contains("VALUES ({{token}}, \(LogRowType.insert.rawValue), {{id}}, NEW.{{key}}, {{timestamp}})"))
+        #expect(template.contains("VALUES ({{token}}, \(LogRowType.update.rawValue), {{id}}, NEW.{{key}}, {{updated_columns}}, {{timestamp}})"))
+        #expect(template.contains("VALUES ({{token}}, \(LogRowType.delete.rawValue), {{id}}, OLD.{{key}}, {{old_tombstone}}, {{timestamp}})"))
         #expect(LogRowType.insert.changeType == .insert && LogRowType.transactionHeader.changeType == nil)
     }
 
@@ -52,12 +52,13 @@ import SearchlightTestSupport
         let db = try TestDatabase()
         let store = try db.openStore()
         let installed = try store.dbPool.read { db in
-            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+            try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type IN ('trigger', 'view') AND name GLOB 'searchlight_*' ORDER BY name")
         }
         let perEntity = CaptureTriggers.template.components(separatedBy: "CREATE TRIGGER").count - 1
+            + CaptureTriggers.template.components(separatedBy: "CREATE VIEW").count - 1
         let collisions = CaptureTriggers.conflictTemplate.components(separatedBy: "CREATE TRIGGER").count - 1
         // people is a rowid table keyed by TEXT: its rowid is a second unique key.
-        #expect(installed.count == 2 * perEntity + collisions, "\(perEntity) triggers for each of the 2 entities, \(collisions) more for people")
+        #expect(installed.count == 2 * perEntity + collisions, "\(perEntity) triggers and views for each of the 2 entities, \(collisions) more for people")
         let entity = TestDatabase.notesModel.entities[0]
         let rendered = CaptureTriggers.render(entity: entity, entityID: 1,
                                               trackedColumns: entity.trackedColumns ?? entity.fields.map(\.column))

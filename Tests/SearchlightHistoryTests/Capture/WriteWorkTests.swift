@@ -64,7 +64,7 @@ import SearchlightTestSupport
                     inLog = size
                 }
                 let logRows = try Int.fetchOne(db, sql: "SELECT count(*) FROM searchlight_log")!
-                #expect(logRows >= 2 * size)
+                #expect(logRows >= size)
                 figures.append((logRows, try Self.perRowSteps(db, base: 1_000_000 * (phase + 1), rows: rows)))
             }
         }

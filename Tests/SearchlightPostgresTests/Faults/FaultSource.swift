@@ -115,7 +115,7 @@ final class FaultSource: Sendable {
         configuration.busyMode = .timeout(30)
         let queue = try DatabaseQueue(path: path ?? self.path, configuration: configuration)
         defer { try? queue.close() }
-        return try queue.read { try Int64.fetchOne($0, sql: "SELECT max(token) FROM searchlight_log") ?? 0 }
+        return try queue.read { try Int64.fetchOne($0, sql: "SELECT max(CASE token WHEN 0 THEN id ELSE token END) FROM searchlight_log") ?? 0 }
     }
 
     // MARK: - Processes

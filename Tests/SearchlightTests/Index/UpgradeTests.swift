@@ -155,7 +155,7 @@ import SearchlightTestSupport
         #expect(try SearchIndex(store: store).search("augusta", limit: nil).total == 1)
         let (version, watching) = try store.dbPool.read { db in
             (try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'captureVersion'"),
-             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%collide%'"))
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%collide%' OR name LIKE '%vanished')"))
         }
         #expect(version == CaptureTriggers.version)
         #expect(watching == 4)
