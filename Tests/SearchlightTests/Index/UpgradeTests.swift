@@ -165,4 +165,50 @@ import SearchlightTestSupport
         #expect(try SearchIndex(store: store).search("babbage", limit: nil).hits.map(\.objectID) == [.integer(4)], "Bob (2) displaced by Charles (4)")
         #expect(try Indexer(store: store).verify().isConsistent)
     }
+
+    /// A database of capture triggers 7 (made with the release before them: `init`, `index`,
+    /// then with the `sqlite3` shell an insert, an update, an `INSERT OR REPLACE` of note 1, a
+    /// delete and a transaction of two inserts, all still to index): each of those changes was a
+    /// header row and its change rows. Opening it installs triggers 8 with no capture gap (the
+    /// upgrade lost nothing); the old history reads as it did, whole, with its tokens; new
+    /// changes follow it, with greater tokens; and the index catches up without a rebuild.
+    static let triggersV7 = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/searchlight-triggers-v7.sqlite")
+
+    @Test func aDatabaseOfTriggersV7IsUpgradedAndItsHistoryReadsAsItDid() throws {
+        let db = try TestDatabase(schema: "")
+        try FileManager.default.removeItem(atPath: db.path)
+        try FileManager.default.copyItem(atPath: Self.triggersV7.path, toPath: db.path)
+        let store = try HistoryStore(path: db.path)
+        let old = try store.fetchTransactions(.all)
+        #expect(old.map(\.token.rawValue) == [1, 3, 5, 8, 10, 12])
+        #expect(old.map { $0.changes.map { "\($0.type) \($0.objectID)" } } == [
+            ["insert 4"], ["update 2"], ["delete 1", "insert 1"], ["delete 3"], ["insert 5"], ["insert 6"],
+        ])
+        let (version, resync, schema) = try store.dbPool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'captureVersion'"),
+             try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'resyncThroughToken'"),
+             try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'schemaVersion'"))
+        }
+        #expect(version == CaptureTriggers.version)
+        #expect(schema == HistorySchema.currentVersion)
+        #expect(resync == nil, "an upgrade is no interruption")
+        // New changes, of another writer and of the API, follow the old ones.
+        _ = try db.shell("INSERT OR REPLACE INTO notes(id, title, body, tags) VALUES (2, 'Bravo again', 'replaced', 'b'); DELETE FROM notes WHERE id = 4;")
+        try store.write(author: "app") { try $0.execute(sql: "INSERT INTO notes(id, title, body, tags) VALUES (7, 'Golf', 'seventh', 'g')") }
+        let new = try store.fetchTransactions(.after(HistoryToken(12)))
+        #expect(new.map { $0.changes.map { "\($0.type) \($0.objectID)" } } == [["delete 2", "insert 2"], ["delete 4"], ["insert 7"]])
+        #expect(new.map(\.author) == [nil, nil, "app"])
+        #expect(new.allSatisfy { $0.token.rawValue > 12 })
+        #expect(new.first?.changes.first?.tombstone?["title"] == "Bravo".databaseValue)
+        let summary = try Indexer(store: store).indexPendingChanges()
+        #expect(summary.rebuildReason == nil)
+        let index = try SearchIndex(store: store)
+        #expect(try index.search("replaced", limit: nil).hits.map(\.objectID).sorted { "\($0)" < "\($1)" } == [.integer(1), .integer(2)])
+        #expect(try index.search("charlie", limit: nil).total == 0)
+        #expect(try index.search("delta", limit: nil).total == 0)
+        #expect(try index.search("golf", limit: nil).total == 1)
+        #expect(try Indexer(store: store).verify().isConsistent)
+    }
 }
