@@ -97,6 +97,14 @@ package enum HistorySchema {
               "token" INTEGER PRIMARY KEY
             )
             """,
+            // Another writer's change takes SQLite's next rowid as its token: a log that cleanup
+            // emptied (or emptied past its newest rows) before this version gets a placeholder
+            // at the purge mark, so that no token at or below it is given again.
+            """
+            INSERT INTO "searchlight_log"("id", "token", "type")
+              SELECT "value", "value", 4 FROM "searchlight_meta"
+              WHERE "key" = 'purgedThroughToken' AND "value" > coalesce((SELECT max("id") FROM "searchlight_log"), 0)
+            """,
         ],
     ]
 

@@ -438,6 +438,28 @@ import SearchlightTestSupport
         #expect(transactions.first?.changes.map { "\($0.type) \($0.objectID)" } == ["delete 1", "insert 1"])
     }
 
+    /// Capture triggers 8 give another writer's change SQLite's next rowid as its token. A log
+    /// that cleanup emptied before them (history schema 3: no placeholder kept its newest id)
+    /// would give tokens at or below the purge mark again, and a consumer checkpointed there
+    /// would skip those changes: the upgrade puts a placeholder at the mark.
+    @Test func anUpgradeOfALogEmptiedByCleanupGivesNoTokenAgain() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        for i in 1...3 { try db.shell("INSERT INTO notes(id, title) VALUES (\(i), 'early');") }
+        let head = try store.currentToken()
+        // What an older release's cleanup left: an empty log, the purge mark at the head.
+        try db.shell("""
+            DELETE FROM searchlight_log; INSERT OR REPLACE INTO searchlight_meta(key, value) VALUES ('purgedThroughToken', \(head.rawValue));
+            DROP TABLE searchlight_open; UPDATE searchlight_meta SET value = 3 WHERE key = 'schemaVersion';
+            """)
+        let upgraded = try HistoryStore(path: db.path)
+        _ = try upgraded.healCapture()
+        try db.shell("INSERT INTO notes(id, title) VALUES (9, 'after the upgrade');")
+        let after = try upgraded.fetchTransactions(.after(head))
+        #expect(after.map { $0.changes.map(\.objectID) } == [[.integer(9)]])
+        #expect(after.allSatisfy { $0.token > head })
+    }
+
     /// Triggers of an older release, or missing ones (a table remade by a migration tool takes
     /// its triggers with it), are reinstalled when a store opens the database.
     @Test func missingOrOlderTriggersAreReinstalledOnOpen() throws {
