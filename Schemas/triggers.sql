@@ -1,8 +1,8 @@
 -- Searchlight capture triggers (version 8): the set installed on each tracked table.
 -- Each change is one row of searchlight_log. Its token is the open HistoryStore.write's
 -- (searchlight_open holds it while that write runs, and is empty for every other writer), or
--- 0: the row is a transaction of its own, whose token is its id (SQLite gives the next id, and
--- cleanup never deletes the newest row, so ids are never reused).
+-- 0: the row is a transaction of its own, whose token is its id (SQLite gives the next id;
+-- where cleanup deletes the newest row it leaves a placeholder, so ids are never reused).
 -- Values are compared byte for byte (COLLATE BINARY) and by type, whatever the columns'
 -- collations: a NOCASE column changed only in case, or 1 changed to 1.0, is a change. Keys are
 -- compared byte for byte (a case-only rename is a delete and an insert); 1 and 1.0 are one key.
@@ -120,7 +120,9 @@ END;
 -- A row whose key is NULL has no identity (it is never in history): it is not kept. Their
 -- deletes are recorded before the change that displaced them (insert_vanished fires before
 -- insert_row, update_collided before update), each a transaction of its own unless a
--- HistoryStore.write is open.
+-- HistoryStore.write is open. A writer with recursive_triggers on has SQLite fire the delete
+-- triggers for such a row: its delete is recorded there, and delete_unwatches takes the row
+-- off the candidates (recorded twice before).
 
 CREATE TRIGGER "searchlight_{{id}}_insert_collides" BEFORE INSERT ON {{table}}
 WHEN EXISTS (SELECT 1 FROM {{table}} WHERE ({{collides_with_new}}) AND {{key}} IS NOT NEW.{{key}} AND {{key}} IS NOT NULL)
@@ -140,6 +142,12 @@ BEGIN
   DELETE FROM "searchlight_replaced" WHERE "entity_id" = {{id}}
     AND "object_id" IN (SELECT "object_id" FROM "searchlight_conflict" WHERE "entity_id" = {{id}});
   DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}};
+END;
+
+CREATE TRIGGER "searchlight_{{id}}_delete_unwatches" AFTER DELETE ON {{table}}
+WHEN EXISTS (SELECT 1 FROM "searchlight_conflict" WHERE "entity_id" = {{id}})
+BEGIN
+  DELETE FROM "searchlight_conflict" WHERE "entity_id" = {{id}} AND "object_id" = +OLD.{{key}} COLLATE BINARY;
 END;
 
 CREATE TRIGGER "searchlight_{{id}}_update_collides" BEFORE UPDATE{{of_unique_columns}} ON {{table}}

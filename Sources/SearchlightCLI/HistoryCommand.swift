@@ -97,6 +97,9 @@ struct HistoryCommand: AsyncParsableCommand {
             self.format = format
             encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            // An infinite REAL key (or tombstone value) as search prints it: one line that says
+            // so, not an encoding error that stops the whole history.
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         }
 
         mutating func emit(_ transactions: [HistoryTransaction]) throws {

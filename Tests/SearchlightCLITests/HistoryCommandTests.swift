@@ -43,4 +43,21 @@ import SearchlightTestSupport
         #expect(tombstones[1]?["n"] as? Int == -7)
         #expect(controlText.unicodeScalars.count == 31)
     }
+
+    /// Found by the outsider of stop 40: an infinite REAL key made `history` fail with an
+    /// encoding error and print nothing. It prints "Infinity", as `search` does.
+    @Test func anInfiniteRealKeyIsPrinted() throws {
+        let database = try TestDatabase(schema: "CREATE TABLE t(k REAL PRIMARY KEY NOT NULL, title TEXT);")
+        let modelPath = database.directory.appendingPathComponent("model.json").path
+        try #"{"entities": [{"name": "T", "table": "t", "primaryKey": "k", "fields": [{"column": "title"}]}]}"#
+            .write(toFile: modelPath, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["init", "--db", database.path, "--model", modelPath]).status == 0)
+        try database.shell("INSERT INTO t VALUES (1e400, 'inf'); INSERT INTO t VALUES (-1e400, 'minus'); INSERT INTO t VALUES (2.5, 'plain');")
+        let result = try CLI.run(["history", "--db", database.path, "--format", "jsonl"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let ids = try result.stdout.split(separator: "\n").flatMap { line in
+            ((try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any])["changes"] as! [[String: Any]]).map { "\($0["id"]!)" }
+        }
+        #expect(ids == ["Infinity", "-Infinity", "2.5"])
+    }
 }

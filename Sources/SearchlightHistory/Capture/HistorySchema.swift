@@ -145,7 +145,7 @@ package enum HistorySchema {
         "insert_opens", "insert_replaces", "insert", "update_opens", "rekey_replaces", "update", "rekey",
         "update_clears", "delete_opens", "delete", "before_insert",
         "insert_replaced", "rekey_replaced", "insert_collides", "insert_collided", "update_collides", "update_collided",
-        "insert_row", "rekey_row", "delete_clears", "insert_vanished", "keeps_replaced", "records_replaced",
+        "insert_row", "rekey_row", "delete_clears", "insert_vanished", "keeps_replaced", "records_replaced", "delete_unwatches",
     ]
 
     /// The kinds of views the capture triggers write into (capture triggers 8): their INSTEAD OF

@@ -25,6 +25,22 @@ struct UniqueKeyReplaceTests {
         try store.fetchChanges(.after(token)).map { "\($0.type) \($0.objectID)" }
     }
 
+    /// Found by the outsider of stop 40: a writer with `recursive_triggers` on has SQLite fire
+    /// the delete triggers for the row a REPLACE deletes through another unique key, and the
+    /// conflict watch recorded that delete a second time. (So did triggers 7.) Also a plain
+    /// REPLACE of the same key with the pragma on: a delete and an insert, never twice.
+    @Test func aWriterWithRecursiveTriggersGetsEachDisplacedRowDeletedOnce() throws {
+        let (db, store) = try open("CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT);", preserve: ["name"])
+        _ = try db.shell("INSERT INTO users(id, email, name) VALUES (2, 'e2', 'up');")
+        let start = try store.currentToken()
+        _ = try db.shell("PRAGMA recursive_triggers = ON; INSERT OR REPLACE INTO users(id, email, name) VALUES (20, 'e2', 'via email');")
+        #expect(try changes(store, after: start) == ["delete \(ObjectID.integer(2))", "insert \(ObjectID.integer(20))"])
+        let next = try store.currentToken()
+        _ = try db.shell("PRAGMA recursive_triggers = ON; INSERT OR REPLACE INTO users(id, email, name) VALUES (20, 'e3', 'again');")
+        #expect(try changes(store, after: next) == ["delete \(ObjectID.integer(20))", "insert \(ObjectID.integer(20))"])
+        #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT (SELECT count(*) FROM searchlight_conflict) + (SELECT count(*) FROM searchlight_replaced)") } == 0)
+    }
+
     @Test func anInsertOrReplaceByAUniqueColumnRecordsTheDeleteOfTheRowItDisplaced() throws {
         let (db, store) = try open("CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT);", preserve: ["name"])
         _ = try db.shell("INSERT INTO users(id, email, name) VALUES (1, 'ada@example.com', 'Ada'), (2, 'bob@example.com', 'Bob');")
@@ -112,7 +128,7 @@ struct UniqueKeyReplaceTests {
         #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE '%collide%'") } == 0)
         _ = try db.shell("CREATE UNIQUE INDEX users_email ON users(email);")
         _ = try store.healCapture()
-        #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE '%collide%' OR name LIKE '%vanished'") } == 4)
+        #expect(try store.dbPool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE '%collide%' OR name LIKE '%vanished' OR name LIKE '%unwatches'") } == 5)
         #expect(try store.dbPool.read { try Meta.get($0, .resyncThroughToken, as: Int64.self) } != nil)
         let start = try store.currentToken()
         _ = try db.shell("INSERT OR REPLACE INTO users(id, email, name) VALUES (2, 'ada@example.com', 'Ada 2');")

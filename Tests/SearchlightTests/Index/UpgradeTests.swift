@@ -155,10 +155,10 @@ import SearchlightTestSupport
         #expect(try SearchIndex(store: store).search("augusta", limit: nil).total == 1)
         let (version, watching) = try store.dbPool.read { db in
             (try Int.fetchOne(db, sql: "SELECT value FROM searchlight_meta WHERE key = 'captureVersion'"),
-             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%collide%' OR name LIKE '%vanished')"))
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%collide%' OR name LIKE '%vanished' OR name LIKE '%unwatches')"))
         }
         #expect(version == CaptureTriggers.version)
-        #expect(watching == 4)
+        #expect(watching == 5)
         // And now a REPLACE by email is recorded.
         _ = try db.shell("INSERT OR REPLACE INTO users(email, name) VALUES ('bob@example.com', 'Charles Babbage');")
         _ = try Indexer(store: store).indexPendingChanges()
