@@ -296,9 +296,13 @@ package struct CaptureTriggers {
     package struct UniqueColumn: Hashable, Sendable {
         package var name: String
         package var collation: String
-        package init(name: String, collation: String) {
+        /// For a term of a unique index on an expression, the expression as written in its
+        /// `CREATE INDEX` (`name` is then empty).
+        package var expression: String?
+        package init(name: String, collation: String, expression: String? = nil) {
             self.name = name
             self.collation = collation
+            self.expression = expression
         }
     }
 
@@ -311,11 +315,17 @@ package struct CaptureTriggers {
         package var condition: String?
         /// A partial index: an update of a column of its `WHERE` can make a row collide.
         package var isPartial: Bool
-        package init(columns: [UniqueColumn], condition: String? = nil, isPartial: Bool = false) {
+        /// Every column of the table, when a term is an expression: `NEW`'s value of the
+        /// expression is computed over them.
+        package var tableColumns: [String]
+        package init(columns: [UniqueColumn], condition: String? = nil, isPartial: Bool = false, tableColumns: [String] = []) {
             self.columns = columns
             self.condition = condition
             self.isPartial = isPartial
+            self.tableColumns = tableColumns
         }
+        /// Whether a term is an expression: an update of any column can make a row collide.
+        package var hasExpression: Bool { columns.contains { $0.expression != nil } }
     }
 
     /// The trigger statements of one entity, keyed by trigger name.
@@ -367,6 +377,13 @@ package struct CaptureTriggers {
         let keyAndTracked = (keyNames + tracked).map(SQLQuoting.identifier).joined(separator: ", ")
         var collisions: [String] = uniqueKeys.filter { !$0.columns.isEmpty }.map { key -> String in
             var terms = key.columns.map { column -> String in
+                if let expression = column.expression {
+                    // The expression over the table's row, against the same expression over
+                    // NEW's values (a one-row subquery whose columns bear the table's names):
+                    // written as the index writes it, so that the index answers.
+                    let new = key.tableColumns.map { "NEW.\(SQLQuoting.identifier($0)) AS \(SQLQuoting.identifier($0))" }.joined(separator: ", ")
+                    return "(\(expression)) = (SELECT (\(expression)) FROM (SELECT \(new))) COLLATE \(column.collation.uppercased())"
+                }
                 let c = SQLQuoting.identifier(column.name)
                 return "\(c) = NEW.\(c) COLLATE \(column.collation.uppercased())"
             }
@@ -376,7 +393,7 @@ package struct CaptureTriggers {
             return "(" + terms.joined(separator: " AND ") + ")"
         }
         var uniqueColumns: [String] = []
-        for column in uniqueKeys.map(\.columns).joined() where !uniqueColumns.contains(where: { $0.caseInsensitiveCompare(column.name) == .orderedSame }) {
+        for column in uniqueKeys.map(\.columns).joined() where column.expression == nil && !uniqueColumns.contains(where: { $0.caseInsensitiveCompare(column.name) == .orderedSame }) {
             uniqueColumns.append(column.name)
         }
         if separateRowid {
@@ -403,7 +420,7 @@ package struct CaptureTriggers {
             "key_names": keyNames.map(SQLQuoting.identifier).joined(separator: ", "),
             "of_key_and_tracked": generatedColumns ? "" : " OF " + keyAndTracked,
             "collides_with_new": collisions.joined(separator: " OR "),
-            "of_unique_columns": uniqueKeys.contains(where: \.isPartial) || generatedColumns ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
+            "of_unique_columns": uniqueKeys.contains(where: { $0.isPartial || $0.hasExpression }) || generatedColumns ? "" : " OF " + uniqueColumns.map(SQLQuoting.identifier).joined(separator: ", "),
         ])
         // One-line CREATE VIEW statements, then the triggers (each ends with END).
         let views = sql.split(separator: "\n").filter { $0.hasPrefix("CREATE VIEW ") }.map { String($0.dropLast()) }

@@ -122,15 +122,70 @@ struct EntitySchemaCheck {
             let columns = try Row.fetchAll(db, sql: """
                 SELECT "cid", "name", "coll" FROM pragma_index_xinfo(?) WHERE "key" = 1 ORDER BY "seqno"
                 """, arguments: [index])
-            guard !columns.isEmpty, columns.allSatisfy({ ($0["cid"] as Int) >= 0 && ["BINARY", "NOCASE", "RTRIM"].contains(($0["coll"] as String? ?? "BINARY").uppercased()) }) else { continue }
+            guard !columns.isEmpty, columns.allSatisfy({ ["BINARY", "NOCASE", "RTRIM"].contains(($0["coll"] as String? ?? "BINARY").uppercased()) }) else { continue }
+            // A term on an expression (cid -2) is read from the index's CREATE INDEX, as written;
+            // one on the rowid (cid -1), or one that cannot be read, leaves the key out.
+            let terms = (row["sql"] as String?).flatMap(indexTerms)
+            var uniqueColumns: [CaptureTriggers.UniqueColumn] = []
+            for (position, column) in columns.enumerated() {
+                let collation = (column["coll"] as String? ?? "BINARY").uppercased()
+                switch column["cid"] as Int {
+                case 0...: uniqueColumns.append(.init(name: column["name"], collation: collation))
+                case -2:
+                    guard let terms, terms.count == columns.count else { break }
+                    uniqueColumns.append(.init(name: "", collation: collation, expression: terms[position]))
+                default: break
+                }
+            }
+            guard uniqueColumns.count == columns.count else { continue }
             let isPartial = (row["partial"] as Int?) == 1
+            let tableColumns = uniqueColumns.contains { $0.expression != nil }
+                ? try String.fetchAll(db, sql: #"SELECT "name" FROM pragma_table_xinfo(?) WHERE "hidden" IN (0, 2, 3)"#, arguments: [table]) : []
             let key = CaptureTriggers.UniqueKey(
-                columns: columns.map { CaptureTriggers.UniqueColumn(name: $0["name"], collation: ($0["coll"] as String? ?? "BINARY").uppercased()) },
+                columns: uniqueColumns,
                 condition: isPartial ? (row["sql"] as String?).flatMap(partialIndexCondition) : nil,
-                isPartial: isPartial)
+                isPartial: isPartial, tableColumns: tableColumns)
             if !keys.contains(key) { keys.append(key) }
         }
         return keys
+    }
+
+    /// The terms of a `CREATE INDEX … ON t(term, …)` statement's list, as written, each without a
+    /// trailing `ASC`, `DESC` or `COLLATE name` (the collation is read from SQLite); nil when
+    /// the list cannot be read.
+    static func indexTerms(_ sql: String) -> [String]? {
+        var depth = 0
+        var quote: Character?
+        var terms: [String] = []
+        var current = ""
+        var started = false
+        for character in sql {
+            if let open = quote {
+                if character == (open == "[" ? "]" : open) { quote = nil }
+                if started { current.append(character) }
+                continue
+            }
+            if character == "\"" || character == "'" || character == "`" || character == "[" { quote = character }
+            if character == "(" {
+                depth += 1
+                if depth == 1 { started = true; continue }
+            } else if character == ")" {
+                depth -= 1
+                if depth == 0, started { terms.append(current); break }
+            } else if character == ",", depth == 1, started {
+                terms.append(current)
+                current = ""
+                continue
+            }
+            if started { current.append(character) }
+        }
+        guard depth == 0, !terms.isEmpty else { return nil }
+        return terms.map { term in
+            var words = term.trimmingCharacters(in: .whitespacesAndNewlines)
+            for suffix in [#/(?i)\s+(ASC|DESC)$/#] { words = words.replacing(suffix, with: "") }
+            words = words.replacing(#/(?i)\s+COLLATE\s+("[^"]*"|\S+)$/#, with: "")
+            return words.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
     }
 
     /// The `WHERE` expression of a `CREATE INDEX … ON t(…) WHERE expr` statement: what follows

@@ -25,6 +25,29 @@ struct UniqueKeyReplaceTests {
         try store.fetchChanges(.after(token)).map { "\($0.type) \($0.objectID)" }
     }
 
+    /// Found by the outsider of stop 40 (and so in every release before): a unique index on an
+    /// expression was not watched, and a REPLACE that displaced a row through it lost the
+    /// delete; the row stayed in the index. The index's terms are read from its CREATE INDEX.
+    @Test func aReplaceThroughAUniqueIndexOnAnExpressionRecordsTheDelete() throws {
+        let (db, store) = try open("""
+            CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT, name TEXT, team TEXT);
+            CREATE UNIQUE INDEX users_email ON users(lower(email));
+            CREATE UNIQUE INDEX users_team ON users("team" COLLATE NOCASE DESC, substr(name, 1, 3) ASC) WHERE team IS NOT NULL;
+            """, preserve: ["name"])
+        _ = try db.shell("INSERT INTO users VALUES (1, 'a@x', 'zebra', NULL), (2, 'b@x', 'yak', 'red');")
+        let start = try store.currentToken()
+        _ = try db.shell("INSERT OR REPLACE INTO users VALUES (3, 'A@x', 'newt', NULL);")
+        let recorded = try store.fetchChanges(.after(start))
+        #expect(recorded.map { "\($0.type) \($0.objectID)" } == ["delete \(ObjectID.integer(1))", "insert \(ObjectID.integer(3))"])
+        #expect(recorded.first?.tombstone == ["name": "zebra".databaseValue])
+        let next = try store.currentToken()
+        // The second index: the same team (NOCASE) and the same first three letters of the name.
+        _ = try db.shell("UPDATE OR REPLACE users SET team = 'RED', name = 'yaks' WHERE id = 3;")
+        #expect(try changes(store, after: next) == ["delete \(ObjectID.integer(2))", "update \(ObjectID.integer(3))"])
+        #expect(EntitySchemaCheck.indexTerms(#"CREATE UNIQUE INDEX "i" ON "t"("a" COLLATE NOCASE DESC, lower("b, c"), f(x, (y)) ASC) WHERE z"#)
+                == [#""a""#, #"lower("b, c")"#, "f(x, (y))"])
+    }
+
     /// Found by the outsider of stop 40: a writer with `recursive_triggers` on has SQLite fire
     /// the delete triggers for the row a REPLACE deletes through another unique key, and the
     /// conflict watch recorded that delete a second time. (So did triggers 7.) Also a plain
