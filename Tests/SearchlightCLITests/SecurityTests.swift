@@ -21,6 +21,9 @@ import SearchlightTestSupport
         "LogRowType.transactionHeader.rawValue",
         // Constant SQL of the log format: where a transaction starts.
         "LogRowType.transactionStart",
+        // A unique index's term on an expression, as its CREATE INDEX writes it (the app's schema,
+        // as a partial index's condition is), and NEW's columns under their quoted names.
+        "expression", "newColumns",
         // PostgreSQL search: fragments of placeholders and constant SQL (ranking, snippet, the
         // table of a bounded ranking).
         "rank", "headline", "from",

@@ -381,8 +381,8 @@ package struct CaptureTriggers {
                     // The expression over the table's row, against the same expression over
                     // NEW's values (a one-row subquery whose columns bear the table's names):
                     // written as the index writes it, so that the index answers.
-                    let new = key.tableColumns.map { "NEW.\(SQLQuoting.identifier($0)) AS \(SQLQuoting.identifier($0))" }.joined(separator: ", ")
-                    return "(\(expression)) = (SELECT (\(expression)) FROM (SELECT \(new))) COLLATE \(column.collation.uppercased())"
+                    let newColumns = key.tableColumns.map { "NEW.\(SQLQuoting.identifier($0)) AS \(SQLQuoting.identifier($0))" }.joined(separator: ", ")
+                    return "(\(expression)) = (SELECT (\(expression)) FROM (SELECT \(newColumns)))" + " COLLATE \(column.collation.uppercased())"
                 }
                 let c = SQLQuoting.identifier(column.name)
                 return "\(c) = NEW.\(c) COLLATE \(column.collation.uppercased())"
