@@ -139,8 +139,12 @@ struct EntitySchemaCheck {
             }
             guard uniqueColumns.count == columns.count else { continue }
             let isPartial = (row["partial"] as Int?) == 1
-            let tableColumns = uniqueColumns.contains { $0.expression != nil }
-                ? try String.fetchAll(db, sql: #"SELECT "name" FROM pragma_table_xinfo(?) WHERE "hidden" IN (0, 2, 3)"#, arguments: [table]) : []
+            // The columns the expressions name (only those: a trigger that names a column keeps
+            // the app from dropping it, and a dropped column's name in a trigger fails the
+            // migration).
+            let expressions = uniqueColumns.compactMap(\.expression)
+            let tableColumns = expressions.isEmpty ? [] : try String.fetchAll(db, sql: #"SELECT "name" FROM pragma_table_xinfo(?) WHERE "hidden" IN (0, 2, 3)"#, arguments: [table])
+                .filter { column in expressions.contains { identifiers(in: $0).contains(column.lowercased()) } }
             let key = CaptureTriggers.UniqueKey(
                 columns: uniqueColumns,
                 condition: isPartial ? (row["sql"] as String?).flatMap(partialIndexCondition) : nil,
@@ -148,6 +152,44 @@ struct EntitySchemaCheck {
             if !keys.contains(key) { keys.append(key) }
         }
         return keys
+    }
+
+    /// The identifiers an SQL expression may name, lowercased: its bare words and its quoted
+    /// names (`"a""b"`, `` `c` ``, `[d]`), string literals left out. A function's name comes
+    /// along with the columns; the caller keeps the names of the table's columns.
+    static func identifiers(in expression: String) -> Set<String> {
+        var names: Set<String> = []
+        var characters = Array(expression)[...]
+        while let character = characters.first {
+            if character == "'" {
+                // A string literal: skipped ('' is a quote inside it).
+                characters = characters.dropFirst()
+                while let next = characters.first {
+                    characters = characters.dropFirst()
+                    if next == "'" { if characters.first == "'" { characters = characters.dropFirst() } else { break } }
+                }
+            } else if character == "\"" || character == "`" || character == "[" {
+                let close: Character = character == "[" ? "]" : character
+                characters = characters.dropFirst()
+                var name = ""
+                while let next = characters.first {
+                    characters = characters.dropFirst()
+                    if next == close {
+                        if close != "]", characters.first == close { name.append(close); characters = characters.dropFirst() } else { break }
+                    } else {
+                        name.append(next)
+                    }
+                }
+                names.insert(name.lowercased())
+            } else if character.isLetter || character == "_" {
+                let word = characters.prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" }
+                names.insert(String(word).lowercased())
+                characters = characters.dropFirst(word.count)
+            } else {
+                characters = characters.dropFirst()
+            }
+        }
+        return names
     }
 
     /// The terms of a `CREATE INDEX … ON t(term, …)` statement's list, as written, each without a

@@ -44,8 +44,24 @@ struct UniqueKeyReplaceTests {
         // The second index: the same team (NOCASE) and the same first three letters of the name.
         _ = try db.shell("UPDATE OR REPLACE users SET team = 'RED', name = 'yaks' WHERE id = 3;")
         #expect(try changes(store, after: next) == ["delete \(ObjectID.integer(2))", "update \(ObjectID.integer(3))"])
+        #expect(EntitySchemaCheck.identifiers(in: #"lower("E ""mail""") || [b] || `c` || 'not a column' || d2 || f(x)"#)
+                == ["lower", "e \"mail\"", "b", "c", "d2", "f", "x"])
         #expect(EntitySchemaCheck.indexTerms(#"CREATE UNIQUE INDEX "i" ON "t"("a" COLLATE NOCASE DESC, lower("b, c"), f(x, (y)) ASC) WHERE z"#)
                 == [#""a""#, #"lower("b, c")"#, "f(x, (y))"])
+    }
+
+    /// Found by the second outsider of stop 40: the watch of an expression key listed every
+    /// column of the table, and `ALTER TABLE … DROP COLUMN` of any other column then failed
+    /// ("error in trigger … no such column"). It names only the columns the expression reads.
+    @Test func anExpressionKeysWatchNamesOnlyTheColumnsItReads() throws {
+        let (db, store) = try open("""
+            CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT, name TEXT, spare TEXT);
+            CREATE UNIQUE INDEX users_email ON users(lower(email));
+            """, preserve: ["name"])
+        _ = try db.shell("ALTER TABLE users DROP COLUMN spare;")
+        _ = try store.healCapture()
+        _ = try db.shell("INSERT INTO users VALUES (1, 'a@x', 'zebra'); INSERT OR REPLACE INTO users VALUES (2, 'A@X', 'newt');")
+        #expect(try store.fetchChanges(.all).suffix(2).map { "\($0.type) \($0.objectID)" } == ["delete \(ObjectID.integer(1))", "insert \(ObjectID.integer(2))"])
     }
 
     /// Found by the outsider of stop 40: a writer with `recursive_triggers` on has SQLite fire
