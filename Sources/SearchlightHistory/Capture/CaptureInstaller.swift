@@ -91,11 +91,9 @@ package struct CaptureInstaller {
             || row[2] as Int? != HistorySchema.currentVersion
     }
 
-    /// The trigger kinds every release installed: an entity missing one of them on its table
-    /// lost its triggers (its table was remade or dropped) and changes went unrecorded.
     /// The triggers without which an entity's changes go unrecorded: an entity missing one was
-    /// not captured for a while. Capture triggers 8 have their own; before them, every version
-    /// had the same.
+    /// not captured for a while (its table was remade or dropped). Capture triggers 8 have their
+    /// own; before them, every version had the same.
     private static func essentialTriggers(version: Int) -> [String] {
         version >= 8 ? ["insert_row", "update", "rekey_row", "delete"]
             : ["insert_opens", "insert", "update_opens", "update", "rekey", "delete_opens", "delete"]
