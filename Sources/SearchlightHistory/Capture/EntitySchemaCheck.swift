@@ -192,67 +192,58 @@ struct EntitySchemaCheck {
         return names
     }
 
-    /// The terms of a `CREATE INDEX … ON t(term, …)` statement's list, as written, each without a
-    /// trailing `ASC`, `DESC` or `COLLATE name` (the collation is read from SQLite); nil when
-    /// the list cannot be read.
-    static func indexTerms(_ sql: String) -> [String]? {
+    /// The column list of a `CREATE INDEX … ON t(term, …) [WHERE expr]` statement, read with
+    /// quotes and parentheses respected: its terms as written, and what follows the list. nil
+    /// when there is no list.
+    private static func indexList(_ sql: String) -> (terms: [String], rest: Substring)? {
         var depth = 0
         var quote: Character?
         var terms: [String] = []
         var current = ""
-        var started = false
-        for character in sql {
-            if let open = quote {
-                if character == (open == "[" ? "]" : open) { quote = nil }
-                if started { current.append(character) }
-                continue
-            }
-            if character == "\"" || character == "'" || character == "`" || character == "[" { quote = character }
-            if character == "(" {
-                depth += 1
-                if depth == 1 { started = true; continue }
-            } else if character == ")" {
-                depth -= 1
-                if depth == 0, started { terms.append(current); break }
-            } else if character == ",", depth == 1, started {
-                terms.append(current)
-                current = ""
-                continue
-            }
-            if started { current.append(character) }
-        }
-        guard depth == 0, !terms.isEmpty else { return nil }
-        return terms.map { term in
-            var words = term.trimmingCharacters(in: .whitespacesAndNewlines)
-            for suffix in [#/(?i)\s+(ASC|DESC)$/#] { words = words.replacing(suffix, with: "") }
-            words = words.replacing(#/(?i)\s+COLLATE\s+("[^"]*"|\S+)$/#, with: "")
-            return words.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-    }
-
-    /// The `WHERE` expression of a `CREATE INDEX … ON t(…) WHERE expr` statement: what follows
-    /// the column list, read with quotes and parentheses respected. nil when there is none.
-    static func partialIndexCondition(_ sql: String) -> String? {
-        var depth = 0
-        var quote: Character?
-        var sawList = false
         var index = sql.startIndex
         while index < sql.endIndex {
             let character = sql[index]
+            index = sql.index(after: index)
             if let open = quote {
                 if character == (open == "[" ? "]" : open) { quote = nil }
             } else if character == "\"" || character == "'" || character == "`" || character == "[" {
                 quote = character
             } else if character == "(" {
                 depth += 1
+                if depth == 1 { continue }
             } else if character == ")" {
                 depth -= 1
-                if depth == 0 { sawList = true; index = sql.index(after: index); break }
+                if depth == 0 {
+                    terms.append(current)
+                    return (terms, sql[index...])
+                }
+            } else if character == ",", depth == 1 {
+                terms.append(current)
+                current = ""
+                continue
             }
-            index = sql.index(after: index)
+            if depth >= 1 { current.append(character) }
         }
-        guard sawList else { return nil }
-        let rest = sql[index...].drop(while: \.isWhitespace)
+        return nil
+    }
+
+    /// The terms of a `CREATE INDEX … ON t(term, …)` statement's list, as written, each without a
+    /// trailing `ASC`, `DESC` or `COLLATE name` (the collation is read from SQLite); nil when
+    /// the list cannot be read.
+    static func indexTerms(_ sql: String) -> [String]? {
+        guard let terms = indexList(sql)?.terms, !terms.isEmpty else { return nil }
+        return terms.map { term in
+            term.trimmingCharacters(in: .whitespacesAndNewlines)
+                .replacing(#/(?i)\s+(ASC|DESC)$/#, with: "")
+                .replacing(#/(?i)\s+COLLATE\s+("[^"]*"|\S+)$/#, with: "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    /// The `WHERE` expression of a `CREATE INDEX … ON t(…) WHERE expr` statement: what follows
+    /// the column list. nil when there is none.
+    static func partialIndexCondition(_ sql: String) -> String? {
+        guard let rest = indexList(sql)?.rest.drop(while: \.isWhitespace) else { return nil }
         guard rest.prefix(5).uppercased() == "WHERE", let next = rest.dropFirst(5).first, next.isWhitespace || next == "(" else { return nil }
         let condition = rest.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)
         return condition.isEmpty ? nil : condition
