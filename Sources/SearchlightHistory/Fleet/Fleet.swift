@@ -520,15 +520,28 @@ public final class Fleet<Member: FleetMember>: Sendable {
         logger.trace("\(path): released")
         await member.writeBack()
         watcher.withLock { $0 }?.drain()
-        if state.withLock({ $0.slots[path].map { $0.generation == generation && $0.dirty } ?? false }),
-           let settled = try? await member.settledPendingWork() {
+        // The writes noticed so far are taken before the look (as at the end of a turn): one
+        // noticed during the look sets `dirty` again, and is looked at after the release. (The
+        // flag was cleared after the look, and a foreign write committed just after the look's
+        // lock and noticed before the clear was forgotten: a fleet test saw a tenant's write
+        // never indexed under load.)
+        let noticed = state.withLock { state -> Bool in
+            guard let slot = state.slots[path], slot.generation == generation, slot.dirty else { return false }
+            state.slots[path]?.dirty = false
+            return true
+        }
+        if noticed {
+            let settled = try? await member.settledPendingWork()
             state.withLock { state in
+                guard let settled else {
+                    // Not said for sure (another writer held the lock): looked at after the release.
+                    if state.slots[path]?.generation == generation { state.slots[path]?.dirty = true }
+                    return
+                }
                 state.statistics.checks += 1
                 state.statistics.inlineChecks += 1
                 if !settled { state.statistics.emptyChecks += 1; state.statistics.settledChecks += 1 }
                 guard state.slots[path]?.generation == generation else { return }
-                // What was noticed is seen: nothing to do, or a turn.
-                state.slots[path]?.dirty = false
                 if settled, state.slots[path]?.queued == nil { state.slots[path]?.queued = .work }
             }
         }
