@@ -86,6 +86,23 @@ struct RawStatement {
         }
     }
 
+    /// Runs the statement (no rows expected) with ?1 the text `bytes` (UTF-8) and ?2 `integer`;
+    /// returns the number of rows it changed. No value is boxed: the vocabulary's flush runs
+    /// it once a changed word.
+    @discardableResult
+    func execute(text bytes: UnsafeBufferPointer<UInt8>, integer: Int64) throws -> Int {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        var code = sqlite3_bind_text(handle, 1, UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+            .assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
+        if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 2, integer) }
+        guard code == SQLITE_OK else { throw error(code) }
+        defer { sqlite3_reset(handle) }
+        code = sqlite3_step(handle)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
+        return Int(sqlite3_changes(sqlite3_db_handle(handle)))
+    }
+
     /// Runs the statement (no rows expected) with `values`; returns the number of rows it
     /// changed (for an INSERT, UPDATE or DELETE).
     @discardableResult
