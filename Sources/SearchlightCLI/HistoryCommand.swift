@@ -112,6 +112,11 @@ struct HistoryCommand: AsyncParsableCommand {
             } else {
                 var rows = header ? [["TOKEN", "TIMESTAMP", "AUTHOR", "CONTEXT", "CHANGE", "ENTITY", "ID", "DETAIL"]] : []
                 for transaction in transactions {
+                    // A transaction with no change (a capture gap's marker) is a row too: --limit counts it.
+                    if transaction.changes.isEmpty {
+                        rows.append([transaction.token.description, Output.iso8601(transaction.timestamp), transaction.author ?? "-",
+                                     transaction.contextName ?? "-", "-", "-", "-", ""])
+                    }
                     for (index, change) in transaction.changes.enumerated() {
                         let detail = change.updatedColumns?.joined(separator: ",")
                             ?? change.tombstone.map { $0.keys.sorted().map { "\($0)=\(change.tombstone![$0]!)" }.joined(separator: " ") } ?? ""

@@ -60,4 +60,31 @@ import SearchlightTestSupport
         }
         #expect(ids == ["Infinity", "-Infinity", "2.5"])
     }
+
+    /// Found by the outsider of stop 41: the table format left out a transaction with no change
+    /// (a capture gap's marker), while `--limit` counted it: `--limit 1` printed a header alone.
+    @Test func theTableShowsACaptureGapsMarker() throws {
+        let database = try TestDatabase(schema: "CREATE TABLE t(id INTEGER PRIMARY KEY, title TEXT);")
+        let modelPath = database.directory.appendingPathComponent("model.json").path
+        try #"{"entities": [{"name": "T", "table": "t", "primaryKey": "id", "fields": [{"column": "title"}]}]}"#
+            .write(toFile: modelPath, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["init", "--db", database.path, "--model", modelPath]).status == 0)
+        try database.shell("INSERT INTO t VALUES (1, 'one');")
+        // A remake takes our triggers; `status` heals capture and records the gap.
+        try database.shell("CREATE TABLE t2(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO t2 SELECT * FROM t; DROP TABLE t; ALTER TABLE t2 RENAME TO t;")
+        #expect(try CLI.run(["status", "--db", database.path]).status == 0)
+        try database.shell("INSERT INTO t VALUES (2, 'two');")
+        let jsonl = try CLI.run(["history", "--db", database.path, "--format", "jsonl"])
+        let transactions = jsonl.stdout.split(separator: "\n")
+        #expect(transactions.count == 3 && transactions[1].contains("searchlight.capture-interrupted"), "\(jsonl.stdout)")
+        let table = try CLI.run(["history", "--db", database.path])
+        #expect(table.status == 0, "\(table.stderr)")
+        let rows = table.stdout.split(separator: "\n").dropFirst()
+        #expect(rows.count == 3 && rows[rows.startIndex + 1].contains("searchlight.capture-interrupted"), "\(table.stdout)")
+        // --limit counts what it prints.
+        let first = transactions[0].split(separator: ",").first { $0.contains("\"token\"") } ?? ""
+        let token = String(first.drop { !$0.isNumber }.prefix { $0.isNumber })
+        let limited = try CLI.run(["history", "--db", database.path, "--after", token, "--limit", "1"])
+        #expect(limited.stdout.split(separator: "\n").count == 2 && limited.stdout.contains("searchlight.capture-interrupted"), "\(limited.stdout)")
+    }
 }
