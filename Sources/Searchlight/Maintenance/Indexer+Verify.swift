@@ -153,9 +153,15 @@ extension Indexer {
         let vocabularyDifferences = try IndexVocabulary.differences(schema: schema, layout: layout, db)
         let vocabularyReport = vocabularyDifferences.count == 0 ? nil
             : "\(vocabularyDifferences.count) words differ from the counts of the index's text (" + vocabularyDifferences.examples.joined(separator: ", ") + ")"
+        // An entity set aside, or whose table is gone: the model no longer fits the database
+        // (a table renamed together with a remake looks the same as one dropped).
         let notIndexed = try store.healCapture(in: db).notCapturing.compactMap { entity -> String? in
-            guard case let .modelMismatch(message) = entity.state else { return nil }
-            return message
+            switch entity.state {
+            case let .modelMismatch(message): message
+            case let .tableMissing(table):
+                "entity \"\(entity.name)\": table \"\(table)\" is missing, so none of its rows is indexed; if it was renamed (a rename made together with a remake is not followed), install a model that names the new table (searchlight init); if it was dropped for good, a model without it"
+            default: nil
+            }
         }
         var report = VerificationReport(entities: reports, integrityErrors: integrityErrors, pending: pendingCount, token: token, notIndexed: notIndexed)
         report.vocabularyDifferences = vocabularyReport

@@ -39,8 +39,9 @@ public struct VerificationReport: Hashable, Sendable, Codable {
     /// The token the index had reached.
     public var token: HistoryToken
 
-    /// Entities whose table exists but is set aside (``CaptureStatus/State/modelMismatch(_:)``):
-    /// its rows are not indexed until a model that fits is installed. One line each.
+    /// Entities set aside (``CaptureStatus/State/modelMismatch(_:)``) or whose table is missing
+    /// (``CaptureStatus/State/tableMissing(_:)``): their rows are not indexed until a model that
+    /// fits is installed, or the table is created again. One line each.
     public var notIndexed: [String] = []
 
     public var differences: Int { entities.reduce(0) { $0 + $1.differences } }

@@ -61,7 +61,7 @@ public struct CaptureStatus: Hashable, Sendable, Codable {
         public var description: String {
             switch self {
             case .capturing: "capturing"
-            case .tableMissing(let table): "table \"\(table)\" is missing: its documents left the index; it is picked up again if the table is created again"
+            case .tableMissing(let table): "table \"\(table)\" is missing: its documents left the index; it is picked up again if the table is created again, and if it was renamed, once a model that names the new table is installed (searchlight init)"
             case .modelMismatch(let message): message
             case .unknown(let kind): "capture state \"\(kind)\" is unknown to this release of Searchlight (a newer release recorded it): whether changes are recorded is unknown; upgrade Searchlight"
             }

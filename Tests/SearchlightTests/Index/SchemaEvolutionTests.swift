@@ -192,8 +192,8 @@ import SearchlightTestSupport
     }
 
     /// Regression: a dropped table stopped indexing for every entity. Its documents leave the
-    /// index, status names the missing table, the others go on, and the table is picked up
-    /// again when created again.
+    /// index, status and verify name the missing table, the others go on, and the table is
+    /// picked up again when created again.
     @Test func aDroppedTableLeavesTheIndexAndIsPickedUpWhenCreatedAgain() throws {
         let f = try Fixture()
         try f.db.shell("DROP TABLE notes; INSERT INTO people VALUES ('p2', 'dave', 'd@x');")
@@ -201,7 +201,9 @@ import SearchlightTestSupport
         #expect(try f.state("Note") == .tableMissing("notes"))
         #expect(try f.ids("alpha") == [], "no ghost of a dropped table")
         #expect(try f.ids("dave") == [.text("p2")])
-        #expect(try f.indexer.verify().isConsistent)
+        // Verify says so (the table may have been renamed together with a remake, which is not followed).
+        let report = try f.indexer.verify()
+        #expect(!report.isConsistent && report.notIndexed.count == 1 && report.notIndexed[0].contains("table \"notes\" is missing"), "\(report.notIndexed)")
         // Created again (and filled while not yet checked).
         try f.db.shell("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT, tags TEXT); INSERT INTO notes(id, title) VALUES (9, 'india');")
         try f.indexer.indexPendingChanges()
