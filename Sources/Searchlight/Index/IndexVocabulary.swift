@@ -14,8 +14,9 @@ import SearchlightHistory
 /// INSERT INTO searchlight_terms_g<N>("term", "documents") VALUES (?, ?)
 ///   ON CONFLICT("term") DO UPDATE SET "documents" = "documents" + excluded."documents";
 /// -- a decrease: the count goes down, or the word goes if no document holds it any more
+/// -- (of the two, the one that came true more often in this flush first; the other if it did nothing)
 /// UPDATE searchlight_terms_g<N> SET "documents" = "documents" + ?2 WHERE "term" = ?1 AND "documents" + ?2 > 0;
-/// DELETE FROM searchlight_terms_g<N> WHERE "term" = ?1 AND "documents" + ?2 <= 0;  -- if it updated nothing
+/// DELETE FROM searchlight_terms_g<N> WHERE "term" = ?1 AND "documents" + ?2 <= 0;
 /// ```
 /// Kept words: tokens of at most ``maximumTermBytes`` bytes with no CJK character (a CJK
 /// character is a token of its own, and a one-character edit makes another word). Only word
@@ -67,6 +68,8 @@ package struct IndexVocabulary {
     package mutating func flush(_ db: Database) throws {
         let table = SQLQuoting.identifier(self.table)
         var upsert: RawStatement?, delete: RawStatement?, decrease: RawStatement?
+        // Decreased words that went, and that stayed.
+        var vanished = 0, kept = 0
         try counts.tally.pointee.forEachChange { term, delta in
             if delta > 0 {
                 if upsert == nil {
@@ -79,14 +82,18 @@ package struct IndexVocabulary {
                 return
             }
             // A decrease: the count goes down, or, when no document holds the word any more, the
-            // word goes (the rarer case, so second).
+            // word goes. Each is a statement that does nothing in the other case, so the one that
+            // came true more often in this flush goes first (deleting many documents of a small
+            // index makes many words go; a large one mostly keeps them).
             if decrease == nil {
                 decrease = try RawStatement("UPDATE \(table) SET \"documents\" = \"documents\" + ?2 WHERE \"term\" = ?1 AND \"documents\" + ?2 > 0", db)
                 delete = try RawStatement("DELETE FROM \(table) WHERE \"term\" = ?1 AND \"documents\" + ?2 <= 0", db)
             }
-            if try decrease!.execute(text: term, integer: Int64(delta)) == 0 {
-                try delete!.execute(text: term, integer: Int64(delta))
-            }
+            let (first, second) = vanished > kept ? (delete!, decrease!) : (decrease!, delete!)
+            if try first.execute(text: term, integer: Int64(delta)) == 0 {
+                try second.execute(text: term, integer: Int64(delta))
+                if vanished > kept { kept += 1 } else { vanished += 1 }
+            } else if vanished > kept { vanished += 1 } else { kept += 1 }
         }
         counts.tally.pointee.removeAll()
     }
