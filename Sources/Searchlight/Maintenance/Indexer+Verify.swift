@@ -168,16 +168,28 @@ extension Indexer {
         return report
     }
 
+    /// FTS5's integrity check of each entity's table, each in a transaction of its own that
+    /// reads which generation is live: a rebuild's swap in another process between reading it
+    /// and checking dropped the tables read ("no such table", seen by the simulation), and a
+    /// transaction of all the checks would hold the write lock for all of them at once.
     private func integrityCheck(_ db: Database) throws -> [String] {
-        guard let live = try IndexState.live(db), let json = live.layout else { return [] }
-        let schema = live.schema
         var errors: [String] = []
-        for entity in try IndexLayout(json: json).entities {
-            let fts = SQLQuoting.identifier(schema.ftsTable(entity.id))
-            do {
-                try db.execute(sql: "INSERT INTO \(fts)(\(fts)) VALUES ('integrity-check')")
-            } catch let error as DatabaseError {
-                errors.append("\(entity.entity.name): \(error.message ?? "\(error)")")
+        var checked = 0
+        var more = true
+        while more {
+            try db.inTransaction(.immediate) {
+                guard let live = try IndexState.live(db), let json = live.layout else { more = false; return .commit }
+                let entities = try IndexLayout(json: json).entities
+                guard checked < entities.count else { more = false; return .commit }
+                let entity = entities[checked]
+                let fts = SQLQuoting.identifier(live.schema.ftsTable(entity.id))
+                do {
+                    try db.execute(sql: "INSERT INTO \(fts)(\(fts)) VALUES ('integrity-check')")
+                } catch let error as DatabaseError {
+                    errors.append("\(entity.entity.name): \(error.message ?? "\(error)")")
+                }
+                checked += 1
+                return .commit
             }
         }
         return errors

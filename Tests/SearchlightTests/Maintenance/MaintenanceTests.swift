@@ -257,6 +257,31 @@ import SearchlightTestSupport
         #expect(try indexer.verify().isConsistent)
     }
 
+    /// Found by the simulation (seed 4031): verify read which generation was live, then ran
+    /// FTS5's integrity check on its tables in another statement; a rebuild swapped in between
+    /// by another connection had dropped them ("no such table": damage, and a repair would have
+    /// rebuilt for nothing). Rebuilds on one store, verifies on another, side by side.
+    @Test func verifyDuringRebuildsOnAnotherConnectionFindsNoDamage() async throws {
+        let f = try Fixture()
+        for i in 1...200 { try f.insertNote(i, title: "entry \(i)") }
+        try f.runIndexer()
+        let rebuilder = try Indexer(store: try f.db.openStore())
+        let stop = Mutex(false)
+        let rebuilds = Task.detached {
+            defer { stop.withLock { $0 = true } }
+            for _ in 0..<12 { try rebuilder.reindex() }
+        }
+        var verified = 0
+        var damage: [String] = []
+        repeat {
+            damage += try f.indexer.verify().integrityErrors
+            verified += 1
+        } while !stop.withLock({ $0 })
+        try await rebuilds.value
+        #expect(verified > 0)
+        #expect(damage.isEmpty, "\(verified) verifications: \(damage.prefix(3))")
+    }
+
     @Test func searchesKeepAnsweringDuringAReindexAndLaterChangesAreApplied() async throws {
         let f = try Fixture()
         try await f.store.write(author: "app") { db in
