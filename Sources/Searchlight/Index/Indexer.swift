@@ -223,7 +223,9 @@ public final class Indexer: Sendable {
         let writer = makeWriter(live.schema, layout)
         var counts = IndexWriter.Counts()
         var changeCount = 0
-        let outcome = try store.consumeNextBatch(as: configuration.author, batchSize: configuration.batchSize, in: db) { batch, db in
+        // Which objects changed is all it needs: it reads their current rows.
+        let outcome = try store.consumeNextBatch(as: configuration.author, filter: HistoryFilter(includesTombstones: false),
+                                                 batchSize: configuration.batchSize, in: db) { batch, db in
             struct Key: Hashable { var entityID: Int64; var objectID: ObjectID }
             var ids: [Int64: [ObjectID]] = [:]
             var seen: Set<Key> = []

@@ -62,7 +62,7 @@ package enum HistoryLog {
 
     /// Calls `body` with each transaction after `start`, in token order, with all its changes,
     /// until `body` returns false. One range scan of the log.
-    package static func scan(after start: HistoryRequest.Start, _ db: Database, _ body: (HistoryTransaction) throws -> Bool) throws {
+    package static func scan(after start: HistoryRequest.Start, tombstones: Bool = true, _ db: Database, _ body: (HistoryTransaction) throws -> Bool) throws {
         var after: Int64 = 0
         var since: Double?
         switch start {
@@ -70,7 +70,7 @@ package enum HistoryLog {
         case let .token(token): after = token.rawValue
         case let .date(date): since = date.timeIntervalSince1970
         }
-        try scan(after: after, db) { transaction, _ in
+        try scan(after: after, tombstones: tombstones, db) { transaction, _ in
             if let since, transaction.timestamp.timeIntervalSince1970 <= since { return true }
             return try body(transaction)
         }
@@ -85,7 +85,8 @@ package enum HistoryLog {
     ///        "timestamp", "author", "context", "process_id"
     /// FROM "searchlight_log" WHERE "id" > ? ORDER BY "id"
     /// ```
-    static func scan(after: Int64, _ db: Database, _ body: (HistoryTransaction, Int) throws -> Bool) throws {
+    /// With `tombstones` false, deletes come without their tombstones (not decoded).
+    static func scan(after: Int64, tombstones: Bool = true, _ db: Database, _ body: (HistoryTransaction, Int) throws -> Bool) throws {
         let entities = try EntityNames.fetch(db)
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT "id", "token", "type", "entity_id", "object_id", "updated_columns", "tombstone",
@@ -95,10 +96,10 @@ package enum HistoryLog {
         var current: HistoryTransaction?
         var currentRows = 0
         // The changes of `current` whose tombstone is still to decode: their indexes.
-        var tombstones: [Int] = []
+        var undecoded: [Int] = []
         func complete(_ transaction: inout HistoryTransaction) throws {
-            if !tombstones.isEmpty { try decodeTombstones(of: &transaction, at: tombstones, db) }
-            tombstones.removeAll(keepingCapacity: true)
+            if !undecoded.isEmpty { try decodeTombstones(of: &transaction, at: undecoded, db) }
+            undecoded.removeAll(keepingCapacity: true)
         }
         // Columns by position (the order of the SELECT above): a name lookup per value cost
         // more than the rest of the decoding.
@@ -124,7 +125,7 @@ package enum HistoryLog {
             if current?.token.rawValue == token { currentRows += 1 }
             if !isHeader, current?.token.rawValue == token {
                 if let change = try decodeChange(row, type: type, entities) {
-                    if !row.hasNull(atIndex: 6) { tombstones.append(current!.changes.count) }
+                    if tombstones, !row.hasNull(atIndex: 6) { undecoded.append(current!.changes.count) }
                     current!.changes.append(change)
                 }
             }
@@ -253,7 +254,7 @@ package enum HistoryLog {
         var matches: [HistoryTransaction] = []
         var last: HistoryToken?
         var read = 0
-        try scan(after: .token(token), db) { transaction in
+        try scan(after: .token(token), tombstones: filter.includesTombstones, db) { transaction in
             read += 1
             last = transaction.token
             if let match = filter.apply(transaction) { matches.append(match) }

@@ -113,6 +113,31 @@ import SearchlightTestSupport
         #expect(try Self.outboxRows(store) == ["insert Person p"])
     }
 
+    /// A consumer that says it needs no tombstones gets deletes without them (not decoded: even
+    /// a damaged one does not stop it); one that does gets them, and a damaged one stops it.
+    @Test func aConsumerCanGoWithoutTombstones() throws {
+        let db = try TestDatabase()
+        let store = try db.openStore()
+        for consumer in ["bare", "full"] { try store.resynchronize(as: consumer) { _, _ in } }
+        try db.shell("INSERT INTO notes(id, title) VALUES (1, 'kept'), (2, 'damaged'); DELETE FROM notes;")
+        func deletes(_ consumer: String, tombstones: Bool) throws -> [[String: DatabaseValue]?] {
+            var found: [[String: DatabaseValue]?] = []
+            try store.consumeNextBatch(as: consumer, filter: HistoryFilter(includesTombstones: tombstones)) { batch, _ in
+                found += batch.changes.filter { $0.type == .delete }.map(\.tombstone)
+            }
+            return found
+        }
+        #expect(try deletes("full", tombstones: true) == [["title": "kept".databaseValue], ["title": "damaged".databaseValue]])
+        try store.dbPool.write { try $0.execute(sql: #"UPDATE "searchlight_log" SET "tombstone" = '{"title":' WHERE "tombstone" LIKE '%damaged%'"#) }
+        #expect(try deletes("bare", tombstones: false) == [nil, nil])
+        try store.resynchronize(as: "full") { _, _ in }
+        try db.shell("INSERT INTO notes(id, title) VALUES (3, 'after');")
+        try db.shell("DELETE FROM notes WHERE id = 3;")
+        try store.dbPool.write { try $0.execute(sql: #"UPDATE "searchlight_log" SET "tombstone" = '{"title":' WHERE "object_id" = 3 AND "tombstone" IS NOT NULL"#) }
+        #expect(throws: (any Error).self) { try deletes("full", tombstones: true) }
+        #expect(try deletes("bare", tombstones: false) == [nil])
+    }
+
     @Test func expiredHistoryIsATypedOutcome() throws {
         let db = try TestDatabase()
         let store = try db.openStore()
