@@ -73,7 +73,9 @@ package enum Output {
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                // Padded by characters, as the widths are counted (Foundation's `padding(toLength:)`
+                // counts UTF-16 units, and cut an emoji in two).
+                index == row.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[index] - cell.count))
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }

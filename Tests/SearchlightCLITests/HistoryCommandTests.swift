@@ -81,6 +81,9 @@ import SearchlightTestSupport
         #expect(table.status == 0, "\(table.stderr)")
         let rows = table.stdout.split(separator: "\n").dropFirst()
         #expect(rows.count == 3 && rows[rows.startIndex + 1].contains("searchlight.capture-interrupted"), "\(table.stdout)")
+        // A filter by entity keeps the marker: changes of that entity may be missing there (outsider, stop 41).
+        let entity = try CLI.run(["history", "--db", database.path, "--entity", "T"])
+        #expect(entity.stdout.split(separator: "\n").dropFirst().count == 3 && entity.stdout.contains("searchlight.capture-interrupted"), "\(entity.stdout)")
         // --limit counts what it prints.
         let first = transactions[0].split(separator: ",").first { $0.contains("\"token\"") } ?? ""
         let token = String(first.drop { !$0.isNumber }.prefix { $0.isNumber })

@@ -31,6 +31,17 @@ import SearchlightTestSupport
         #expect((hit["snippet"] as! String).contains("CoreData持久化[数据]"), "\(hit)")
     }
 
+    /// Found by the outsider of stop 41: the table's padding counted UTF-16 units while the widths
+    /// counted characters, and cut a title of emoji in two (`🙂,🙂,�`).
+    @Test func aTitleOfEmojiIsPrintedWhole() async throws {
+        let (db, model) = try CLI.workspace()
+        try db.shell("INSERT INTO notes(id, title, body) VALUES (901, '🙂,🙂,🙂,🙂', 'xylophone'), (902, '👍🏽 family 👨‍👩‍👧‍👦 done', 'xylophone');")
+        #expect(try await CLI.run(["init", "--db", db.path, "--model", model]).status == 0)
+        let result = try await CLI.run(["search", "--db", db.path, "xylophone"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("🙂,🙂,🙂,🙂") && result.stdout.contains("👍🏽 family 👨‍👩‍👧‍👦 done") && !result.stdout.contains("\u{FFFD}"), "\(result.stdout)")
+    }
+
     /// `search`, `suggest` and `history` only read: while the app holds its write lock they
     /// answer at once (they used to wait 10 s and fail "database is locked"), and they change
     /// nothing in the database (they used to bump its schema version on every run).

@@ -227,14 +227,17 @@ package struct CaptureInstaller {
         return status
     }
 
+    /// The context of a capture gap's marker (``recordCaptureGap(at:_:)``).
+    package static let interruptedContext = "searchlight.capture-interrupted"
+
     /// Records that capture was interrupted: a transaction of its own (no changes, context
     /// `searchlight.capture-interrupted`), so that its token is newer than every checkpoint, and
     /// ``MetaKey/resyncThroughToken`` set to it. Consumers behind it must resynchronize.
     package static func recordCaptureGap(at date: Date, _ db: Database) throws {
         try db.execute(sql: """
             INSERT INTO "searchlight_log"("id", "token", "type", "timestamp", "context")
-            VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, 'searchlight.capture-interrupted')
-            """, arguments: [LogRowType.transactionHeader, date.timeIntervalSince1970])
+            VALUES (\(CaptureTriggers.nextTokenExpression), \(CaptureTriggers.nextTokenExpression), ?, ?, ?)
+            """, arguments: [LogRowType.transactionHeader, date.timeIntervalSince1970, interruptedContext])
         try Meta.set(db, .resyncThroughToken, db.lastInsertedRowID)
     }
 

@@ -18,7 +18,8 @@ public struct HistoryFilter: Hashable, Sendable {
     public var authors: AuthorFilter
     /// Only transactions with this context name.
     public var contextName: String?
-    /// Only changes to these entities (by name).
+    /// Only changes to these entities (by name). A capture gap's marker (a transaction with no
+    /// change, context `searchlight.capture-interrupted`) is kept: it concerns every entity.
     public var entities: Set<String>?
     /// Only changes of these types.
     public var changeTypes: Set<HistoryChange.ChangeType>?
@@ -49,6 +50,9 @@ public struct HistoryFilter: Hashable, Sendable {
         }
         if let contextName, transaction.contextName != contextName { return nil }
         guard entities != nil || changeTypes != nil else { return transaction }
+        // A capture gap's marker holds no change and concerns every entity: changes of the
+        // entities asked for may be missing there.
+        if transaction.changes.isEmpty, transaction.contextName == CaptureInstaller.interruptedContext { return transaction }
         var filtered = transaction
         filtered.changes = transaction.changes.filter { change in
             (entities?.contains(change.entity) ?? true) && (changeTypes?.contains(change.type) ?? true)
