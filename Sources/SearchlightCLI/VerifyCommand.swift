@@ -63,7 +63,7 @@ struct VerifyCommand: ParsableCommand {
             if found.isConsistent {
                 print("The index equals the source (token \(found.token)).")
             } else if found.differences == 0 && found.integrityErrors.isEmpty && found.vocabularyDifferences == nil {
-                print("The index is not complete: \(found.notIndexed.count) entities are not indexed (see above).")
+                print("The index is not complete: \(found.notIndexed.count) \(found.notIndexed.count == 1 ? "entity is" : "entities are") not indexed (see above).")
             } else {
                 let vocabulary = found.vocabularyDifferences == nil ? "" : " and in its vocabulary"
                 if repair {
