@@ -42,7 +42,7 @@ enum LibraryExamples {
     }
 
     static let exporter = "exporter"
-    static let mine = HistoryFilter(authors: .excluding([exporter])) // also: context, entities, change types
+    static let mine = HistoryFilter(authors: .excluding([exporter])) // also: context, entities, change types, tombstones
 
     static func export(_ batch: HistoryBatch, _ db: Database) throws {
         for change in batch.changes {                         // written in the same transaction as the checkpoint
