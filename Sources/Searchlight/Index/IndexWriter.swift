@@ -18,7 +18,8 @@ package struct IndexWriter {
         var updateText: String
         var deleteText: String
         var deleteDocument: String?
-        /// Reads a document's stored text (the vocabulary subtracts its words).
+        /// Reads a document's stored text (the vocabulary subtracts its words; the same text is
+        /// not written again).
         var selectText: String
         var findDocumentsPrefix: String
     }
@@ -79,7 +80,14 @@ package struct IndexWriter {
             for (id, fields, values) in chunk {
                 switch (fields, rowids[id]) {
                 case let (fields?, rowid?):
-                    let old = try vocabulary == nil ? nil : storedText(rowid, sql, db)
+                    let old = try storedText(rowid, sql, db)
+                    // The same text (an attribute or a preserved column changed, or the row was
+                    // written as it was): FTS5 would delete and insert every word of it again.
+                    if old == fields {
+                        try attributes.upsert(rowid, values, db)
+                        counts.upserted += 1
+                        continue
+                    }
                     try db.cachedStatement(sql: sql.updateText).execute(arguments: Self.arguments(fields, then: rowid))
                     if db.changesCount == 0 {
                         // A document whose text is missing (a damaged index being repaired).

@@ -34,6 +34,29 @@ import SearchlightTestSupport
         #expect(try f.indexedValues(1) == one)
     }
 
+    /// An update of attributes only leaves the document's text alone: FTS5 writes no new
+    /// segment for it (it used to delete and insert every word again), and the new values are
+    /// indexed. A text change still writes one.
+    @Test func anUpdateOfAttributesOnlyDoesNotRewriteTheText() throws {
+        let f = try ItemsFixture()
+        try f.write("INSERT INTO items(id, body, n) VALUES (1, 'alpha bravo', 1), (2, 'charlie', 2)")
+        try f.indexer.indexPendingChanges()
+        func segments() throws -> Int64 {
+            try f.store.databaseWriter.read { try Int64.fetchOne($0, sql: "SELECT max(rowid) FROM searchlight_fts_1_g1_data") ?? 0 }
+        }
+        let before = try segments()
+        try f.write("UPDATE items SET n = 10 WHERE id = 1")
+        try f.indexer.indexPendingChanges()
+        #expect(try segments() == before, "no segment written for an attribute")
+        #expect(try f.indexedValues(1)?["n"] == 10.databaseValue)
+        #expect(try f.index().search("alpha", filter: try SearchFilter(parsing: "n = 10")).total == 1)
+        try f.write("UPDATE items SET body = 'alpha delta' WHERE id = 1")
+        try f.indexer.indexPendingChanges()
+        #expect(try segments() > before, "a text change is written")
+        #expect(try f.index().search("delta").total == 1 && f.index().search("bravo").total == 0)
+        #expect(try f.indexer.verify().isConsistent)
+    }
+
     @Test func verifyFindsAWrongValueOrStorageClassAndRepairFixesIt() throws {
         let f = try ItemsFixture()
         try f.write("INSERT INTO items(id, body, n, u) VALUES (1, 'common', 5, 1), (2, 'common', 6, 2), (3, 'common', 7, 3)")
