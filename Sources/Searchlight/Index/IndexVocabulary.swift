@@ -139,7 +139,13 @@ package struct IndexVocabulary {
         guard !bytes.isEmpty, bytes.count <= maximumTermBytes else { return false }
         var high: UInt8 = 0
         for byte in bytes { high |= byte }
-        return high < 0x80 || keeps(String(decoding: bytes, as: UTF8.self))
+        if high < 0x80 { return true }
+        // A CJK character is a token of its own, left out at its first scalar with no string
+        // made (the Chinese man pages' pass read about 7,000 of them a page).
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        if case let .scalarValue(first) = decoder.decode(&iterator), IndexedText.isCJK(first) { return false }
+        return keeps(String(decoding: bytes, as: UTF8.self))
     }
 }
 
