@@ -5,12 +5,18 @@ import SearchlightTestSupport
 /// `history --format jsonl` writes its lines itself (for speed): a JSON parser must read back
 /// exactly the keys and values SQLite holds, whatever characters they contain.
 @Suite struct HistoryCommandTests {
-    @Test func jsonLinesCarryAnyTextKeysAndValuesExactly() throws {
-        let database = try TestDatabase(schema: "CREATE TABLE t(k TEXT PRIMARY KEY NOT NULL, title TEXT, n);")
+    /// A database with `schema`, and Searchlight installed with the model `model` (JSON) by `init`.
+    static func initialized(schema: String, model: String) throws -> TestDatabase {
+        let database = try TestDatabase(schema: schema)
         let modelPath = database.directory.appendingPathComponent("model.json").path
-        try #"{"entities": [{"name": "T/é", "table": "t", "primaryKey": "k", "fields": [{"column": "title"}], "preserveOnDelete": ["title", "n"]}]}"#
-            .write(toFile: modelPath, atomically: true, encoding: .utf8)
+        try model.write(toFile: modelPath, atomically: true, encoding: .utf8)
         #expect(try CLI.run(["init", "--db", database.path, "--model", modelPath]).status == 0)
+        return database
+    }
+
+    @Test func jsonLinesCarryAnyTextKeysAndValuesExactly() throws {
+        let database = try Self.initialized(schema: "CREATE TABLE t(k TEXT PRIMARY KEY NOT NULL, title TEXT, n);",
+                                            model: #"{"entities": [{"name": "T/é", "table": "t", "primaryKey": "k", "fields": [{"column": "title"}], "preserveOnDelete": ["title", "n"]}]}"#)
         // Quotes, backslashes, slashes, every control character, DEL, accents, emoji, CJK.
         let controls = (1..<32).map { "char(\($0))" }.joined(separator: " || ")
         try database.shell("""
@@ -47,11 +53,8 @@ import SearchlightTestSupport
     /// Found by the outsider of stop 40: an infinite REAL key made `history` fail with an
     /// encoding error and print nothing. It prints "Infinity", as `search` does.
     @Test func anInfiniteRealKeyIsPrinted() throws {
-        let database = try TestDatabase(schema: "CREATE TABLE t(k REAL PRIMARY KEY NOT NULL, title TEXT);")
-        let modelPath = database.directory.appendingPathComponent("model.json").path
-        try #"{"entities": [{"name": "T", "table": "t", "primaryKey": "k", "fields": [{"column": "title"}]}]}"#
-            .write(toFile: modelPath, atomically: true, encoding: .utf8)
-        #expect(try CLI.run(["init", "--db", database.path, "--model", modelPath]).status == 0)
+        let database = try Self.initialized(schema: "CREATE TABLE t(k REAL PRIMARY KEY NOT NULL, title TEXT);",
+                                            model: #"{"entities": [{"name": "T", "table": "t", "primaryKey": "k", "fields": [{"column": "title"}]}]}"#)
         try database.shell("INSERT INTO t VALUES (1e400, 'inf'); INSERT INTO t VALUES (-1e400, 'minus'); INSERT INTO t VALUES (2.5, 'plain');")
         let result = try CLI.run(["history", "--db", database.path, "--format", "jsonl"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -64,11 +67,8 @@ import SearchlightTestSupport
     /// Found by the outsider of stop 41: the table format left out a transaction with no change
     /// (a capture gap's marker), while `--limit` counted it: `--limit 1` printed a header alone.
     @Test func theTableShowsACaptureGapsMarker() throws {
-        let database = try TestDatabase(schema: "CREATE TABLE t(id INTEGER PRIMARY KEY, title TEXT);")
-        let modelPath = database.directory.appendingPathComponent("model.json").path
-        try #"{"entities": [{"name": "T", "table": "t", "primaryKey": "id", "fields": [{"column": "title"}]}]}"#
-            .write(toFile: modelPath, atomically: true, encoding: .utf8)
-        #expect(try CLI.run(["init", "--db", database.path, "--model", modelPath]).status == 0)
+        let database = try Self.initialized(schema: "CREATE TABLE t(id INTEGER PRIMARY KEY, title TEXT);",
+                                            model: #"{"entities": [{"name": "T", "table": "t", "primaryKey": "id", "fields": [{"column": "title"}]}]}"#)
         try database.shell("INSERT INTO t VALUES (1, 'one');")
         // A remake takes our triggers; `status` heals capture and records the gap.
         try database.shell("CREATE TABLE t2(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO t2 SELECT * FROM t; DROP TABLE t; ALTER TABLE t2 RENAME TO t;")
@@ -85,9 +85,8 @@ import SearchlightTestSupport
         let entity = try CLI.run(["history", "--db", database.path, "--entity", "T"])
         #expect(entity.stdout.split(separator: "\n").dropFirst().count == 3 && entity.stdout.contains("searchlight.capture-interrupted"), "\(entity.stdout)")
         // --limit counts what it prints.
-        let first = transactions[0].split(separator: ",").first { $0.contains("\"token\"") } ?? ""
-        let token = String(first.drop { !$0.isNumber }.prefix { $0.isNumber })
-        let limited = try CLI.run(["history", "--db", database.path, "--after", token, "--limit", "1"])
+        let token = try #require((try JSONSerialization.jsonObject(with: Data(transactions[0].utf8)) as? [String: Any])?["token"] as? Int)
+        let limited = try CLI.run(["history", "--db", database.path, "--after", "\(token)", "--limit", "1"])
         #expect(limited.stdout.split(separator: "\n").count == 2 && limited.stdout.contains("searchlight.capture-interrupted"), "\(limited.stdout)")
     }
 }

@@ -89,11 +89,12 @@ package struct IndexVocabulary {
                 decrease = try RawStatement("UPDATE \(table) SET \"documents\" = \"documents\" + ?2 WHERE \"term\" = ?1 AND \"documents\" + ?2 > 0", db)
                 delete = try RawStatement("DELETE FROM \(table) WHERE \"term\" = ?1 AND \"documents\" + ?2 <= 0", db)
             }
-            let (first, second) = vanished > kept ? (delete!, decrease!) : (decrease!, delete!)
-            if try first.execute(text: term, integer: Int64(delta)) == 0 {
-                try second.execute(text: term, integer: Int64(delta))
-                if vanished > kept { kept += 1 } else { vanished += 1 }
-            } else if vanished > kept { vanished += 1 } else { kept += 1 }
+            let deleteFirst = vanished > kept
+            let (first, second) = deleteFirst ? (delete!, decrease!) : (decrease!, delete!)
+            let firstDidIt = try first.execute(text: term, integer: Int64(delta)) > 0
+            if !firstDidIt { try second.execute(text: term, integer: Int64(delta)) }
+            // The word went when the DELETE did it.
+            if firstDidIt == deleteFirst { vanished += 1 } else { kept += 1 }
         }
         counts.tally.pointee.removeAll()
     }

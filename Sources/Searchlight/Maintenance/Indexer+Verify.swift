@@ -158,8 +158,7 @@ extension Indexer {
         let notIndexed = try store.healCapture(in: db).notCapturing.compactMap { entity -> String? in
             switch entity.state {
             case let .modelMismatch(message): message
-            case let .tableMissing(table):
-                "entity \"\(entity.name)\": table \"\(table)\" is missing, so none of its rows is indexed; if it was renamed (a rename made together with a remake is not followed), install a model that names the new table (searchlight init); if it was dropped for good, a model without it"
+            case .tableMissing: "entity \"\(entity.name)\": \(entity.state)"
             default: nil
             }
         }

@@ -18,28 +18,37 @@ struct RawStatement {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     private func bind(_ values: [RawValue]) throws {
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
+        sqlite3_reset(statement.sqliteStatement)
         for (offset, value) in values.enumerated() {
             let index = CInt(offset + 1)
             let code: CInt
             switch value {
             case let .text(text):
                 var text = text
-                code = text.withUTF8 { bytes in
-                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
-                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
-                }
+                code = text.withUTF8 { bindText($0, at: index) }
             case let .utf8(bytes):
-                code = bytes.withUnsafeBufferPointer { bytes in
-                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
-                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
-                }
+                code = bytes.withUnsafeBufferPointer { bindText($0, at: index) }
             case let .integer(integer):
-                code = sqlite3_bind_int64(handle, index, integer)
+                code = sqlite3_bind_int64(statement.sqliteStatement, index, integer)
             }
             guard code == SQLITE_OK else { throw error(code) }
         }
+    }
+
+    /// Binds UTF-8 `bytes` as the text of parameter `index` (SQLite copies them).
+    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: CInt) -> CInt {
+        guard let base = bytes.baseAddress else { return sqlite3_bind_text(statement.sqliteStatement, index, "", 0, Self.transient) }
+        return sqlite3_bind_text(statement.sqliteStatement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
+    }
+
+    /// Steps the bound statement to its end (a row is no error), resets it, and returns the
+    /// number of rows it changed.
+    private func stepToEnd() throws -> Int {
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
+        return Int(sqlite3_changes(sqlite3_db_handle(handle)))
     }
 
     private func error(_ code: CInt) -> DatabaseError {
@@ -91,16 +100,11 @@ struct RawStatement {
     /// it once a changed word.
     @discardableResult
     func execute(text bytes: UnsafeBufferPointer<UInt8>, integer: Int64) throws -> Int {
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        var code = sqlite3_bind_text(handle, 1, UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
-            .assumingMemoryBound(to: CChar.self), CInt(bytes.count), Self.transient)
-        if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 2, integer) }
+        sqlite3_reset(statement.sqliteStatement)
+        var code = bindText(bytes, at: 1)
+        if code == SQLITE_OK { code = sqlite3_bind_int64(statement.sqliteStatement, 2, integer) }
         guard code == SQLITE_OK else { throw error(code) }
-        defer { sqlite3_reset(handle) }
-        code = sqlite3_step(handle)
-        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
-        return Int(sqlite3_changes(sqlite3_db_handle(handle)))
+        return try stepToEnd()
     }
 
     /// Runs the statement (no rows expected) with `values`; returns the number of rows it
@@ -108,10 +112,6 @@ struct RawStatement {
     @discardableResult
     func execute(_ values: [RawValue]) throws -> Int {
         try bind(values)
-        let handle = statement.sqliteStatement
-        defer { sqlite3_reset(handle) }
-        let code = sqlite3_step(handle)
-        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
-        return Int(sqlite3_changes(sqlite3_db_handle(handle)))
+        return try stepToEnd()
     }
 }

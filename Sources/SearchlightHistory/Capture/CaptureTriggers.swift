@@ -315,8 +315,9 @@ package struct CaptureTriggers {
         package var condition: String?
         /// A partial index: an update of a column of its `WHERE` can make a row collide.
         package var isPartial: Bool
-        /// Every column of the table, when a term is an expression: `NEW`'s value of the
-        /// expression is computed over them.
+        /// When a term is an expression, the table's columns it reads: `NEW`'s value of the
+        /// expression is computed over them (only those: a trigger that names a column keeps
+        /// the app from dropping it).
         package var tableColumns: [String]
         package init(columns: [UniqueColumn], condition: String? = nil, isPartial: Bool = false, tableColumns: [String] = []) {
             self.columns = columns

@@ -106,10 +106,11 @@ struct EntitySchemaCheck {
     }
 
     /// The unique keys of `table` besides its primary key (UNIQUE constraints and unique
-    /// indexes, partial ones included), each as its columns and their collations. A key on an
-    /// expression, or compared with a collation the application defines (which another
-    /// process's writer would not have), is left out: its collisions are not recorded.
-    /// A partial index's key carries its `WHERE` as written in its `CREATE INDEX`.
+    /// indexes, partial ones included), each as its columns and their collations; a term on an
+    /// expression carries the expression as written in its `CREATE INDEX`. A key on the rowid, or
+    /// compared with a collation the application defines (which another process's writer would
+    /// not have), is left out: its collisions are not recorded. A partial index's key carries
+    /// its `WHERE` as written in its `CREATE INDEX`.
     static func uniqueKeys(_ table: String, _ db: Database) throws -> [CaptureTriggers.UniqueKey] {
         let indexes = try Row.fetchAll(db, sql: """
             SELECT "l"."name", "l"."partial", "m"."sql" FROM pragma_index_list(?) AS "l"
@@ -143,7 +144,7 @@ struct EntitySchemaCheck {
             // the app from dropping it, and a dropped column's name in a trigger fails the
             // migration).
             let expressions = uniqueColumns.compactMap(\.expression)
-            let tableColumns = expressions.isEmpty ? [] : try String.fetchAll(db, sql: #"SELECT "name" FROM pragma_table_xinfo(?) WHERE "hidden" IN (0, 2, 3)"#, arguments: [table])
+            let tableColumns = expressions.isEmpty ? [] : try Self.tableColumns(table, db).map(\.name)
                 .filter { column in expressions.contains { identifiers(in: $0).contains(column.lowercased()) } }
             let key = CaptureTriggers.UniqueKey(
                 columns: uniqueColumns,
